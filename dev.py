@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The two commands of the quick start.
+
+    python3 dev.py lab     # JupyterLab on notebooks/
+    python3 dev.py test    # the whole test suite (what CI runs)
+
+Both create ./.venv on first use and install the project with every extra
+(`pip install -e .[dev]`); they reinstall only when pyproject.toml changes.
+Needs Python 3.11+; PySpark parts also need Java 17 on PATH.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".kgroup-installed"
+
+
+def _fingerprint() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def ensure_env() -> None:
+    """Create .venv and install kgroup[dev] unless it is already up to date."""
+    if sys.version_info < (3, 11):
+        sys.exit(f"kgroup needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
+    if STAMP.exists() and STAMP.read_text() == _fingerprint() and PY.exists():
+        return
+    if not PY.exists():
+        print(f"Creating the environment in {VENV} ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    print("Installing kgroup and its dependencies (first run takes a few minutes) ...", flush=True)
+    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
+    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]"], check=True)
+    STAMP.write_text(_fingerprint())
+
+
+def warn_without_java() -> None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        print("note: no Java found; the PySpark parts need Java 17 on PATH.", file=sys.stderr)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"lab", "test"}:
+        print(__doc__)
+        return 2
+    ensure_env()
+    warn_without_java()
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "lab":
+        args = [str(BIN / "jupyter"), "lab", f"--notebook-dir={ROOT / 'notebooks'}", *rest]
+    else:
+        args = [str(PY), "-m", "pytest", *rest]
+    os.chdir(ROOT)
+    return subprocess.call(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
