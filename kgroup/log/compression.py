@@ -1,0 +1,298 @@
+"""Kafka's compression codecs on top of cramjam, with Kafka's own framings.
+
+- gzip: plain gzip members (several concatenated members are read as one stream).
+- snappy: written with the xerial block framing the Java clients use (snappy-java's
+  `SnappyOutputStream`: ``\\x82SNAPPY\\x00``, int32 version 1, int32 compatible-version 1, then
+  blocks of at most 32 KiB input, each as int32 big-endian length + raw snappy). Read: xerial
+  framing (also several concatenated streams), raw snappy, and the official snappy framing format.
+- lz4: the LZ4 frame format as Kafka's `Lz4BlockOutputStream` writes it: FLG 0x60 (version 1,
+  independent blocks, no checksums), BD 0x40 (64 KiB blocks), no content size, end mark. Magic-0
+  message sets carry Kafka's historic wrong header checksum (hashed over the magic number too);
+  `compress(..., legacy_lz4_checksum=True)` writes that and `decompress` accepts both.
+- zstd: zstd frames (several concatenated frames are read as one stream).
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+import cramjam
+
+__all__ = ["Compression", "CompressionError", "compress", "decompress"]
+
+
+class Compression(IntEnum):
+    """The codec in bits 0-2 of a batch's (or legacy message's) attributes."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @classmethod
+    def parse(cls, value: Compression | int | str | None) -> Compression:
+        """Accept a member, its number or a name as Kafka's configs spell it (`"zstd"`, `"none"`)."""
+        if value is None:
+            return cls.NONE
+        if isinstance(value, str):
+            try:
+                return cls[value.strip().upper()]
+            except KeyError:
+                raise ValueError(f"unknown compression codec {value!r}") from None
+        return cls(value)
+
+    @property
+    def label(self) -> str:
+        """The lower-case name Kafka prints (`compresscodec: zstd`)."""
+        return self.name.lower()
+
+
+class CompressionError(ValueError):
+    """Compressed data could not be decoded (or a codec was misused)."""
+
+    def __init__(self, codec: Compression | int, message: str):
+        try:
+            name = Compression(codec).label
+        except ValueError:
+            name = f"codec {codec}"
+        if message.lower().startswith(f"{name}: "):
+            message = message[len(name) + 2:]
+        super().__init__(f"{name}: {message}")
+        self.codec = codec
+
+
+# --------------------------------------------------------------------------------------------
+# xxHash32 (only ever applied to the few bytes of an LZ4 frame descriptor, so pure Python is fine)
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 of `data` (reference algorithm)."""
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v1 = (seed + _P1 + _P2) & _M32
+        v2 = (seed + _P2) & _M32
+        v3 = seed & _M32
+        v4 = (seed - _P1) & _M32
+        limit = n - 16
+        while i <= limit:
+            v1 = _rotl((v1 + int.from_bytes(data[i:i + 4], "little") * _P2) & _M32, 13) * _P1 & _M32
+            v2 = _rotl((v2 + int.from_bytes(data[i + 4:i + 8], "little") * _P2) & _M32, 13) * _P1 & _M32
+            v3 = _rotl((v3 + int.from_bytes(data[i + 8:i + 12], "little") * _P2) & _M32, 13) * _P1 & _M32
+            v4 = _rotl((v4 + int.from_bytes(data[i + 12:i + 16], "little") * _P2) & _M32, 13) * _P1 & _M32
+            i += 16
+        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while i + 4 <= n:
+        h = (h + int.from_bytes(data[i:i + 4], "little") * _P3) & _M32
+        h = _rotl(h, 17) * _P4 & _M32
+        i += 4
+    while i < n:
+        h = (h + data[i] * _P5) & _M32
+        h = _rotl(h, 11) * _P1 & _M32
+        i += 1
+    h ^= h >> 15
+    h = h * _P2 & _M32
+    h ^= h >> 13
+    h = h * _P3 & _M32
+    h ^= h >> 16
+    return h
+
+
+# --------------------------------------------------------------------------------------------
+# snappy (xerial framing)
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = XERIAL_MAGIC + (1).to_bytes(4, "big") + (1).to_bytes(4, "big")
+_XERIAL_BLOCK = 32 * 1024
+_SNAPPY_FRAMED_MAGIC = b"\xff\x06\x00\x00sNaPpY"
+
+
+def _snappy_compress(data: bytes) -> bytes:
+    out = [_XERIAL_HEADER]
+    mv = memoryview(data)
+    for i in range(0, len(data), _XERIAL_BLOCK):
+        block = bytes(cramjam.snappy.compress_raw(mv[i:i + _XERIAL_BLOCK]))
+        out.append(len(block).to_bytes(4, "big"))
+        out.append(block)
+    return b"".join(out)
+
+
+def _snappy_decompress(data: bytes) -> bytes:
+    if data[:8] == XERIAL_MAGIC:
+        return _xerial_decompress(data)
+    if data[:10] == _SNAPPY_FRAMED_MAGIC:
+        return bytes(cramjam.snappy.decompress(data))
+    return bytes(cramjam.snappy.decompress_raw(data))
+
+
+def _xerial_decompress(data: bytes) -> bytes:
+    n = len(data)
+    if n < 16:
+        raise CompressionError(Compression.SNAPPY, f"xerial header truncated ({n} bytes)")
+    mv = memoryview(data)
+    out = []
+    pos = 16
+    while pos < n:
+        # snappy-java reads several concatenated streams, each with its own header.
+        if data[pos:pos + 8] == XERIAL_MAGIC and n - pos >= 16:
+            pos += 16
+            continue
+        if n - pos < 4:
+            raise CompressionError(Compression.SNAPPY, f"xerial block length truncated at byte {pos}")
+        size = int.from_bytes(data[pos:pos + 4], "big", signed=True)
+        pos += 4
+        if size < 0 or pos + size > n:
+            raise CompressionError(Compression.SNAPPY,
+                                   f"xerial block of {size} bytes at byte {pos - 4} runs past the end ({n})")
+        out.append(bytes(cramjam.snappy.decompress_raw(mv[pos:pos + size])))
+        pos += size
+    return b"".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# lz4 (frame format, Kafka flavour)
+
+_LZ4_MAGIC = 0x184D2204
+_LZ4_MAGIC_BYTES = _LZ4_MAGIC.to_bytes(4, "little")
+_LZ4_FLG = 0x60  # version 01, independent blocks, no block/content checksum, no content size
+_LZ4_BD = 0x40  # 64 KiB maximum block size
+_LZ4_BLOCK = 64 * 1024
+_LZ4_UNCOMPRESSED = 0x80000000
+
+
+def _lz4_header_checksum(descriptor: bytes) -> int:
+    return (xxh32(descriptor) >> 8) & 0xFF
+
+
+def _lz4_compress(data: bytes, legacy_checksum: bool) -> bytes:
+    descriptor = bytes((_LZ4_FLG, _LZ4_BD))
+    hc = _lz4_header_checksum(_LZ4_MAGIC_BYTES + descriptor if legacy_checksum else descriptor)
+    out = [_LZ4_MAGIC_BYTES, descriptor, bytes((hc,))]
+    mv = memoryview(data)
+    for i in range(0, len(data), _LZ4_BLOCK):
+        chunk = mv[i:i + _LZ4_BLOCK]
+        block = bytes(cramjam.lz4.compress_block(chunk, store_size=False))
+        if len(block) >= len(chunk):  # incompressible: stored as is, like Kafka
+            out.append((len(chunk) | _LZ4_UNCOMPRESSED).to_bytes(4, "little"))
+            out.append(bytes(chunk))
+        else:
+            out.append(len(block).to_bytes(4, "little"))
+            out.append(block)
+    out.append(b"\x00\x00\x00\x00")  # end mark
+    return b"".join(out)
+
+
+def _lz4_decompress(data: bytes) -> bytes:
+    codec = Compression.LZ4
+    n = len(data)
+    if n < 7:
+        raise CompressionError(codec, f"frame truncated ({n} bytes)")
+    if data[:4] != _LZ4_MAGIC_BYTES:
+        raise CompressionError(codec, f"bad frame magic 0x{int.from_bytes(data[:4], 'little'):08x}")
+    flg, bd = data[4], data[5]
+    if flg >> 6 != 1:
+        raise CompressionError(codec, f"unsupported frame version {flg >> 6}")
+    if flg & 0x01:
+        raise CompressionError(codec, "frames with a dictionary id are not supported")
+    pos = 6 + (8 if flg & 0x08 else 0)
+    if n < pos + 1:
+        raise CompressionError(codec, "frame descriptor truncated")
+    stored_hc = data[pos]
+    correct_hc = _lz4_header_checksum(data[4:pos])
+    if stored_hc != correct_hc and stored_hc != _lz4_header_checksum(data[:pos]):
+        raise CompressionError(codec, f"frame descriptor checksum mismatch (stored 0x{stored_hc:02x}, "
+                                      f"computed 0x{correct_hc:02x})")
+    block_size_code = (bd >> 4) & 0x07
+    if block_size_code < 4:
+        raise CompressionError(codec, f"invalid block maximum size code {block_size_code}")
+    max_block = 1 << (2 * block_size_code + 8)
+    if not flg & 0x20 or flg & 0x14:
+        # Linked blocks or checksums: let the reference decoder do it (after fixing a legacy HC).
+        fixed = data[:pos] + bytes((correct_hc,)) + data[pos + 1:]
+        try:
+            return bytes(cramjam.lz4.decompress(fixed))
+        except cramjam.DecompressionError as exc:
+            raise CompressionError(codec, str(exc)) from None
+    pos += 1
+    mv = memoryview(data)
+    out = bytearray()
+    scratch = bytearray(max_block)
+    decompress_into = cramjam.lz4.decompress_block_into
+    while True:
+        if pos + 4 > n:
+            raise CompressionError(codec, f"frame ends without an end mark at byte {pos}")
+        word = int.from_bytes(data[pos:pos + 4], "little")
+        pos += 4
+        if word == 0:
+            break
+        size = word & 0x7FFFFFFF
+        if size > max_block:
+            raise CompressionError(codec, f"block of {size} bytes exceeds the maximum {max_block}")
+        if pos + size > n:
+            raise CompressionError(codec, f"block of {size} bytes at byte {pos - 4} runs past the end ({n})")
+        if word & _LZ4_UNCOMPRESSED:
+            out += mv[pos:pos + size]
+        else:
+            try:
+                got = decompress_into(mv[pos:pos + size], scratch)
+            except cramjam.DecompressionError as exc:
+                raise CompressionError(codec, f"block at byte {pos - 4}: {exc}") from None
+            out += memoryview(scratch)[:got]
+        pos += size
+    return bytes(out)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def compress(codec: Compression | int, data: bytes, *, level: int | None = None,
+             legacy_lz4_checksum: bool = False) -> bytes:
+    """Compress `data` the way Kafka's Java clients frame it for `codec`.
+
+    `level` is passed to gzip/zstd (defaults as Kafka's: gzip 6, zstd 3);
+    `legacy_lz4_checksum` writes the wrong LZ4 header checksum that magic-0 message sets use.
+    """
+    codec = Compression(codec)
+    if codec is Compression.NONE:
+        return bytes(data)
+    if codec is Compression.GZIP:
+        return bytes(cramjam.gzip.compress(data, level=6 if level is None else level))
+    if codec is Compression.SNAPPY:
+        return _snappy_compress(data)
+    if codec is Compression.LZ4:
+        return _lz4_compress(data, legacy_lz4_checksum)
+    return bytes(cramjam.zstd.compress(data, level=3 if level is None else level))
+
+
+def decompress(codec: Compression | int, data: bytes) -> bytes:
+    """Inverse of `compress`; raises `CompressionError` on data that does not decode."""
+    try:
+        codec = Compression(codec)
+    except ValueError:
+        raise CompressionError(codec, "unknown compression codec") from None
+    if codec is Compression.NONE:
+        return bytes(data)
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    try:
+        if codec is Compression.GZIP:
+            return bytes(cramjam.gzip.decompress(data))
+        if codec is Compression.SNAPPY:
+            return _snappy_decompress(data)
+        if codec is Compression.LZ4:
+            return _lz4_decompress(data)
+        return bytes(cramjam.zstd.decompress(data))
+    except CompressionError:
+        raise
+    except (cramjam.DecompressionError, ValueError, OSError) as exc:
+        raise CompressionError(codec, str(exc) or type(exc).__name__) from None
