@@ -1,0 +1,210 @@
+"""An Admin-style facade over a coordinator, mirroring Kafka's `Admin` client.
+
+KIP-709's batched offset listing:
+
+    admin = Admin(coordinator)
+    result = admin.list_consumer_group_offsets({
+        "orders": ListConsumerGroupOffsetsSpec(),                       # all partitions
+        "billing": ListConsumerGroupOffsetsSpec([TopicPartition("invoices", 0)]),
+    })
+    result.partitions_to_offset_and_metadata("orders").get()   # one group at a time
+    result.all().get()                                         # every group, or the first error
+
+One request (OffsetFetch v8+) carries every group; each group's answer — or error —
+is its own future, so a failing group does not hide the others' offsets. With
+`Admin(coordinator, offset_fetch_version=7)` the facade falls back to one request per
+group, as the KIP's compatibility plan describes for older brokers.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from kgroup.errors import ErrorCode
+from kgroup.protocol import request, supported_versions
+
+T = TypeVar("T")
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+class OffsetAndMetadata(NamedTuple):
+    offset: int
+    leader_epoch: int | None = None
+    metadata: str = ""
+
+
+class KafkaException(Exception):
+    """A per-group (or per-partition) error from the coordinator."""
+
+    def __init__(self, code: ErrorCode, context: str = "") -> None:
+        self.code = ErrorCode(code)
+        super().__init__(f"{self.code.name.upper()}{': ' + context if context else ''}")
+
+
+class KafkaFuture(Generic[T]):
+    """A completed future, as the sans-IO coordinator answers at once."""
+
+    def __init__(self, value: T | None = None, error: BaseException | None = None) -> None:
+        self._value, self._error = value, error
+
+    def get(self) -> T:
+        if self._error is not None:
+            raise self._error
+        return self._value  # type: ignore[return-value]
+
+    def done(self) -> bool:
+        return True
+
+    def is_completed_exceptionally(self) -> bool:
+        return self._error is not None
+
+    def exception(self) -> BaseException | None:
+        return self._error
+
+    def __repr__(self) -> str:
+        return f"KafkaFuture(error={self._error!r})" if self._error else f"KafkaFuture({self._value!r})"
+
+
+@dataclass
+class ListConsumerGroupOffsetsSpec:
+    """Which partitions to list for one group; None means all of them."""
+
+    topic_partitions: Iterable[TopicPartition] | None = None
+
+
+@dataclass
+class ListConsumerGroupOffsetsOptions:
+    require_stable: bool = False
+
+
+@dataclass
+class ListConsumerGroupOffsetsResult:
+    futures: dict[str, KafkaFuture[dict[TopicPartition, OffsetAndMetadata | None]]] = field(default_factory=dict)
+
+    def partitions_to_offset_and_metadata(self, group_id: str | None = None) -> KafkaFuture:
+        """The future of one group (the only group when `group_id` is omitted)."""
+        if group_id is None:
+            if len(self.futures) != 1:
+                raise ValueError("name the group: the request listed several groups")
+            (group_id,) = self.futures
+        try:
+            return self.futures[group_id]
+        except KeyError:
+            raise KeyError(f"group {group_id!r} was not part of the request") from None
+
+    def all(self) -> KafkaFuture[dict[str, dict[TopicPartition, OffsetAndMetadata | None]]]:
+        """Succeeds only if every group succeeded; otherwise fails with the first error."""
+        out = {}
+        for group_id, future in self.futures.items():
+            if future.is_completed_exceptionally():
+                return KafkaFuture(error=future.exception())
+            out[group_id] = future.get()
+        return KafkaFuture(out)
+
+    def values(self) -> dict[str, KafkaFuture]:
+        return dict(self.futures)
+
+
+class Admin:
+    """Admin operations on groups and offsets, sent as protocol requests to `coordinator`."""
+
+    def __init__(self, coordinator: Any, *, offset_fetch_version: int | None = None) -> None:
+        self.coordinator = coordinator
+        self.offset_fetch_version = offset_fetch_version or max(supported_versions("OffsetFetch"))
+
+    # -- KIP-709 ------------------------------------------------------------------
+    def list_consumer_group_offsets(
+        self,
+        group_specs: Mapping[str, ListConsumerGroupOffsetsSpec | None] | str,
+        options: ListConsumerGroupOffsetsOptions | None = None,
+    ) -> ListConsumerGroupOffsetsResult:
+        """Committed offsets of several groups at once (one group: pass its id)."""
+        if isinstance(group_specs, str):
+            group_specs = {group_specs: ListConsumerGroupOffsetsSpec()}
+        options = options or ListConsumerGroupOffsetsOptions()
+        specs = {g: (s or ListConsumerGroupOffsetsSpec()) for g, s in group_specs.items()}
+        version = self.offset_fetch_version
+        if version >= 8:
+            groups = [{"group_id": g, "topics": self._topics(s, version)} for g, s in specs.items()]
+            response = self.coordinator.handle(request("OffsetFetch", version, groups=groups,
+                                                       require_stable=options.require_stable))
+            answers = {g.group_id: (g.error_code, g.topics) for g in response.groups}
+        else:
+            answers = {}
+            for g, s in specs.items():
+                response = self.coordinator.handle(request("OffsetFetch", version, group_id=g,
+                                                           topics=self._topics(s, version),
+                                                           require_stable=options.require_stable))
+                answers[g] = (getattr(response, "error_code", ErrorCode.none), response.topics)
+        return ListConsumerGroupOffsetsResult({g: self._future(g, *answers[g]) for g in specs})
+
+    def _topics(self, spec: ListConsumerGroupOffsetsSpec, version: int) -> list[dict] | None:
+        if spec.topic_partitions is None:
+            if version < 2:
+                raise ValueError("OffsetFetch v0-1 cannot list all partitions; give topic_partitions")
+            return None
+        by_topic: dict[str, list[int]] = {}
+        for tp in spec.topic_partitions:
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        if version >= 10:
+            cluster = self.coordinator.cluster
+            return [{"topic_id": cluster.topic_id(t), "partition_indexes": ps} for t, ps in by_topic.items()]
+        return [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]
+
+    def _future(self, group_id: str, error_code: int, topics: Any) -> KafkaFuture:
+        if error_code != ErrorCode.none:
+            return KafkaFuture(error=KafkaException(error_code, f"group {group_id!r}"))
+        out: dict[TopicPartition, OffsetAndMetadata | None] = {}
+        for t in topics:
+            name = t.name if getattr(t, "name", "") else self.coordinator.cluster.topic_name(t.topic_id)
+            for p in t.partitions:
+                if p.error_code != ErrorCode.none:
+                    return KafkaFuture(error=KafkaException(p.error_code, f"group {group_id!r}, {name}-{p.partition_index}"))
+                tp = TopicPartition(name, p.partition_index)
+                out[tp] = (None if p.committed_offset < 0 else
+                           OffsetAndMetadata(p.committed_offset,
+                                             None if getattr(p, "committed_leader_epoch", -1) < 0 else p.committed_leader_epoch,
+                                             p.metadata or ""))
+        return KafkaFuture(out)
+
+    # -- other group admin -----------------------------------------------------------
+    def alter_consumer_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, OffsetAndMetadata | int]) -> dict[TopicPartition, ErrorCode]:
+        """Commit offsets as the Admin client does (generation -1, no member)."""
+        by_topic: dict[str, list[dict]] = {}
+        for tp, oam in offsets.items():
+            oam = oam if isinstance(oam, OffsetAndMetadata) else OffsetAndMetadata(int(oam))
+            by_topic.setdefault(tp.topic, []).append({
+                "partition_index": tp.partition, "committed_offset": oam.offset,
+                "committed_leader_epoch": -1 if oam.leader_epoch is None else oam.leader_epoch,
+                "committed_metadata": oam.metadata})
+        response = self.coordinator.handle(request("OffsetCommit", 9, group_id=group_id,
+                                                   generation_id_or_member_epoch=-1, member_id="",
+                                                   topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()]))
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
+
+    def delete_consumer_group_offsets(self, group_id: str, partitions: Iterable[TopicPartition]) -> ErrorCode | dict:
+        by_topic: dict[str, list[dict]] = {}
+        for tp in partitions:
+            by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition})
+        response = self.coordinator.handle(request("OffsetDelete", 0, group_id=group_id,
+                                                   topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()]))
+        if response.error_code != ErrorCode.none:
+            return response.error_code
+        return {TopicPartition(t.name, p.partition_index): p.error_code for t in response.topics for p in t.partitions}
+
+    def delete_consumer_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        response = self.coordinator.handle(request("DeleteGroups", 2, groups_names=list(group_ids)))
+        return {r.group_id: r.error_code for r in response.results}
+
+    def list_groups(self, *, states: Iterable[str] = (), types: Iterable[str] = ()) -> list[dict]:
+        response = self.coordinator.handle(request("ListGroups", 5, states_filter=list(states), types_filter=list(types)))
+        return [{"group_id": g.group_id, "protocol_type": g.protocol_type, "state": g.group_state, "type": g.group_type}
+                for g in response.groups]

@@ -1,0 +1,169 @@
+"""The group coordinator's configuration, by Kafka's own names, defaults and bounds.
+
+    Config({"offsets.retention.minutes": 60})
+    config["group.consumer.heartbeat.interval.ms"]   # -> 5000 (Kafka's default)
+
+An unknown name or a value outside Kafka's bounds raises `ConfigError` naming it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kgroup.errors import ConfigError
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    kind: type
+    doc: str
+    at_least: int | None = None
+    at_most: int | None = None
+    choices: tuple[str, ...] | None = None
+    #: for list settings: every element must be one of `choices`
+    is_list: bool = False
+
+
+def _s(name, default, kind, doc, **kw) -> Setting:
+    return Setting(name, default, kind, doc, **kw)
+
+
+# Defaults and bounds as in Kafka's GroupCoordinatorConfig / ShareGroupConfig / streams configs.
+SETTINGS: dict[str, Setting] = {s.name: s for s in [
+    # __consumer_offsets
+    _s("offsets.topic.num.partitions", 50, int, "Partitions of __consumer_offsets.", at_least=1),
+    _s("offsets.topic.segment.bytes", 100 * 1024 * 1024, int, "Segment size of __consumer_offsets.", at_least=1),
+    _s("offsets.topic.compression.codec", 0, int, "Codec id for coordinator batches (0 none .. 4 zstd).", at_least=0, at_most=4),
+    _s("offsets.retention.minutes", 7 * 24 * 60, int, "How long committed offsets of an empty group are kept.", at_least=1),
+    _s("offsets.retention.check.interval.ms", 600_000, int, "How often expired offsets are looked for.", at_least=1),
+    _s("offsets.commit.timeout.ms", 5000, int, "Offset commit write timeout.", at_least=1),
+    _s("offset.metadata.max.bytes", 4096, int, "Largest metadata string of an offset commit."),
+    # classic groups
+    _s("group.min.session.timeout.ms", 6000, int, "Smallest session timeout a classic member may ask for."),
+    _s("group.max.session.timeout.ms", 1_800_000, int, "Largest session timeout a classic member may ask for."),
+    _s("group.initial.rebalance.delay.ms", 3000, int, "Delay of a new classic group's first rebalance."),
+    _s("group.max.size", INT_MAX, int, "Most members of a classic group.", at_least=1),
+    _s("group.coordinator.rebalance.protocols", ["classic", "consumer", "streams"], list,
+       "Group protocols the coordinator serves.", choices=("classic", "consumer", "share", "streams"), is_list=True),
+    # KIP-848 consumer groups
+    _s("group.consumer.session.timeout.ms", 45_000, int, "Consumer group member session timeout.", at_least=1),
+    _s("group.consumer.min.session.timeout.ms", 45_000, int, "Smallest consumer session timeout.", at_least=1),
+    _s("group.consumer.max.session.timeout.ms", 60_000, int, "Largest consumer session timeout.", at_least=1),
+    _s("group.consumer.heartbeat.interval.ms", 5000, int, "Consumer group heartbeat interval.", at_least=1),
+    _s("group.consumer.min.heartbeat.interval.ms", 5000, int, "Smallest consumer heartbeat interval.", at_least=1),
+    _s("group.consumer.max.heartbeat.interval.ms", 15_000, int, "Largest consumer heartbeat interval.", at_least=1),
+    _s("group.consumer.max.size", INT_MAX, int, "Most members of a consumer group.", at_least=1),
+    _s("group.consumer.assignors", ["uniform", "range"], list, "Server-side assignors; the first is the default."),
+    _s("group.consumer.migration.policy", "bidirectional", str, "Online classic<->consumer migration.",
+       choices=("disabled", "downgrade", "upgrade", "bidirectional")),
+    # KIP-1071 streams groups
+    _s("group.streams.session.timeout.ms", 45_000, int, "Streams group member session timeout.", at_least=1),
+    _s("group.streams.min.session.timeout.ms", 45_000, int, "Smallest streams session timeout.", at_least=1),
+    _s("group.streams.max.session.timeout.ms", 60_000, int, "Largest streams session timeout.", at_least=1),
+    _s("group.streams.heartbeat.interval.ms", 5000, int, "Streams group heartbeat interval.", at_least=1),
+    _s("group.streams.min.heartbeat.interval.ms", 5000, int, "Smallest streams heartbeat interval.", at_least=1),
+    _s("group.streams.max.heartbeat.interval.ms", 15_000, int, "Largest streams heartbeat interval.", at_least=1),
+    _s("group.streams.max.size", INT_MAX, int, "Most members of a streams group.", at_least=1),
+    _s("group.streams.num.standby.replicas", 0, int, "Standby replicas per stateful task.", at_least=0),
+    _s("group.streams.max.standby.replicas", 2, int, "Largest group.streams.num.standby.replicas.", at_least=0),
+    _s("group.streams.initial.rebalance.delay.ms", 3000, int, "Delay before a new streams group gets tasks.", at_least=0),
+    # KIP-932 share groups
+    _s("group.share.session.timeout.ms", 45_000, int, "Share group member session timeout.", at_least=1),
+    _s("group.share.min.session.timeout.ms", 45_000, int, "Smallest share session timeout.", at_least=1),
+    _s("group.share.max.session.timeout.ms", 60_000, int, "Largest share session timeout.", at_least=1),
+    _s("group.share.heartbeat.interval.ms", 5000, int, "Share group heartbeat interval.", at_least=1),
+    _s("group.share.min.heartbeat.interval.ms", 5000, int, "Smallest share heartbeat interval.", at_least=1),
+    _s("group.share.max.heartbeat.interval.ms", 15_000, int, "Largest share heartbeat interval.", at_least=1),
+    _s("group.share.max.size", 200, int, "Most members of a share group.", at_least=1, at_most=1000),
+    _s("group.share.record.lock.duration.ms", 30_000, int, "Acquisition lock duration.", at_least=1000, at_most=3_600_000),
+    _s("group.share.delivery.count.limit", 5, int, "Deliveries before a record is archived.", at_least=2, at_most=10),
+    _s("group.share.partition.max.record.locks", 2000, int, "In-flight records per share-partition.", at_least=100, at_most=10_000),
+]}
+
+#: Names the seeds use for a setting Kafka names differently (kip-vs-kafka.md).
+ALIASES = {"group.share.delivery.attempt.limit": "group.share.delivery.count.limit"}
+
+# (value, lower bound, upper bound) families Kafka checks against each other.
+_RANGES = [
+    ("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+    ("group.consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
+    ("group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+    ("group.streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
+    ("group.share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+    ("group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+    ("group.streams.num.standby.replicas", None, "group.streams.max.standby.replicas"),
+]
+
+
+def _coerce(setting: Setting, value: Any) -> Any:
+    name = setting.name
+    if setting.kind is int:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+        try:
+            value = int(value)
+        except ValueError:
+            raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+        if setting.at_least is not None and value < setting.at_least:
+            raise ConfigError(f"{name}={value} is out of range: it must be at least {setting.at_least}")
+        if setting.at_most is not None and value > setting.at_most:
+            raise ConfigError(f"{name}={value} is out of range: it must be at most {setting.at_most}")
+        return value
+    if setting.kind is list:
+        items = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
+        if setting.choices:
+            bad = [v for v in items if v not in setting.choices]
+            if bad:
+                raise ConfigError(f"{name}: unknown value(s) {bad}; allowed: {', '.join(setting.choices)}")
+        return items
+    value = str(value)
+    if setting.choices and value not in setting.choices:
+        raise ConfigError(f"{name}={value!r} is not one of {', '.join(setting.choices)}")
+    return value
+
+
+class Config(Mapping[str, Any]):
+    """Kafka group coordinator settings: Kafka's defaults, overridden by `overrides`."""
+
+    def __init__(self, overrides: Mapping[str, Any] | None = None) -> None:
+        values = {name: s.default for name, s in SETTINGS.items()}
+        for raw_name, value in (overrides or {}).items():
+            name = ALIASES.get(raw_name, raw_name)
+            setting = SETTINGS.get(name)
+            if setting is None:
+                close = [n for n in SETTINGS if raw_name.split(".")[-1] in n][:3]
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise ConfigError(f"unknown group coordinator config {raw_name!r}{hint}")
+            values[name] = _coerce(setting, value)
+        for name, low, high in _RANGES:
+            v = values[name]
+            if low is not None and v < values[low]:
+                raise ConfigError(f"{name}={v} is out of range: it must be at least {low}={values[low]}")
+            if v > values[high]:
+                raise ConfigError(f"{name}={v} is out of range: it must be at most {high}={values[high]}")
+        self._values = values
+        self.overrides = dict(overrides or {})
+
+    @classmethod
+    def of(cls, config: "Config | Mapping[str, Any] | None") -> "Config":
+        return config if isinstance(config, Config) else cls(config)
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._values[ALIASES.get(name, name)]
+        except KeyError:
+            raise ConfigError(f"unknown group coordinator config {name!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Config({self.overrides!r})"

@@ -1,0 +1,440 @@
+"""The group coordinator runtime: route a request to its handler, append the records the
+handler returns to the embedded `__consumer_offsets` log, replay them into state.
+
+    c = Coordinator(cluster=Cluster({"orders": 3}), profile="kip")
+    response = c.handle(request("OffsetCommit", 9, group_id="g", ...))
+    c.advance(60_000)          # fires timers (expiration, session timeouts, ...)
+    c.as_of(3)                 # the state after the first 3 log entries
+    Coordinator.load(c.log)    # failover: a new coordinator rebuilt by replay
+
+Handlers never change state; replay (`_replay`) is the only code that does.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from kgroup.clock import ManualClock
+from kgroup.cluster import Cluster
+from kgroup.config import Config
+from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
+from kgroup.groups.base import Group
+from kgroup.groups.classic import ClassicGroup, ClassicGroupState
+from kgroup.log import Compression, OffsetsLog, partition_for
+from kgroup.log.batch import ControlType
+from kgroup.offsets import OffsetsManager
+from kgroup.profile import Profile, get_profile
+from kgroup.protocol import api_name, build, get, response_class
+from kgroup import records as R
+from kgroup.runtime import Marker, Result, Timers
+
+CONSUMER_OFFSETS = "__consumer_offsets"
+_EXPIRATION_TIMER = "offsets-expiration"
+
+#: api key -> handler(coordinator, request, version) -> Result. Group modules add theirs.
+HANDLERS: dict[int, Callable[["Coordinator", Any, int], Result]] = {}
+#: record class -> replay(coordinator, entry). Group modules add theirs.
+REPLAYERS: dict[type, Callable[["Coordinator", Any], None]] = {}
+
+
+def handles(api_key: int):
+    """Register a request handler for an API key."""
+    def register(fn):
+        HANDLERS[api_key] = fn
+        return fn
+    return register
+
+
+def replays(*record_classes: type):
+    """Register the replay function of record types."""
+    def register(fn):
+        for cls in record_classes:
+            REPLAYERS[cls] = fn
+        return fn
+    return register
+
+
+class Coordinator:
+    """An in-process Kafka group coordinator leading `__consumer_offsets` partitions.
+
+    `cluster`: topic metadata; `config`: Kafka config names (see `kgroup.config`);
+    `clock`: a `ManualClock` (deterministic by default); `profile`: "kip" or "kafka";
+    `hosted_partitions`: the `__consumer_offsets` partitions this coordinator leads
+    (all by default) — groups on other partitions get NOT_COORDINATOR.
+    """
+
+    def __init__(self, cluster: Cluster | None = None, config: Config | dict | None = None,
+                 clock: ManualClock | None = None, profile: str | Profile = "kip", *,
+                 hosted_partitions: Iterable[int] | None = None) -> None:
+        self.cluster = cluster if cluster is not None else Cluster()
+        self.config = Config.of(config)
+        self.clock = clock if clock is not None else ManualClock()
+        self.profile = get_profile(profile)
+        self.num_partitions: int = self.config["offsets.topic.num.partitions"]
+        self.hosted_partitions = (frozenset(range(self.num_partitions)) if hosted_partitions is None
+                                  else frozenset(hosted_partitions))
+        self.log = OffsetsLog(self.num_partitions, topic=CONSUMER_OFFSETS,
+                              compression=Compression(self.config["offsets.topic.compression.codec"]))
+        self.groups: dict[str, Group] = {}
+        self.offsets = OffsetsManager(self)
+        self.timers = Timers()
+        self.unreplayed: Counter[str] = Counter()  # record types no replay knows yet
+        self._readonly = False
+        self._snapshots: dict[int, Coordinator] = {}
+        self._schedule_expiration()
+
+    # -- time ---------------------------------------------------------------------
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    def advance(self, ms: int) -> list[Any]:
+        """Move the clock forward by `ms`, firing due timers in deadline order.
+
+        Returns the log entries the timers wrote."""
+        self._check_writable()
+        target = self.now() + ms
+        written: list[Any] = []
+        while (timer := self.timers.pop_due(target)) is not None:
+            self.clock.set(max(timer.deadline, self.now()))
+            result = timer.callback()
+            if result is not None:
+                written += self._apply(result)
+        self.clock.set(target)
+        return written
+
+    # -- requests -----------------------------------------------------------------
+    def handle(self, request: Any) -> Any:
+        """Serve one kio request; returns the kio response of the same API and version.
+
+        Kafka errors come back as error codes in the response, never as exceptions."""
+        self._check_writable()
+        api_key = getattr(type(request), "__api_key__", None)
+        version = getattr(type(request), "__version__", None)
+        if api_key is None or getattr(type(request), "__type__", None) is None or "Request" not in type(request).__name__:
+            raise UnsupportedRequestError(f"handle() takes a kio request object, got {type(request).__name__}")
+        handler = HANDLERS.get(int(api_key))
+        if handler is None:
+            served = ", ".join(sorted(api_name(k) for k in HANDLERS))
+            raise UnsupportedRequestError(f"the group coordinator does not serve {api_name(api_key)} (it serves {served})")
+        result = handler(self, request, int(version))
+        self._apply(result)
+        response = result.response
+        if isinstance(response, dict):
+            response = build(response_class(int(api_key), int(version)), response)
+        return response
+
+    def check_coordinator(self, group_id: str) -> int:
+        """The group's `__consumer_offsets` partition; NOT_COORDINATOR if not led here."""
+        partition = self.partition_for(group_id)
+        if partition not in self.hosted_partitions:
+            raise KafkaError(ErrorCode.not_coordinator,
+                             f"group {group_id!r} lives on __consumer_offsets-{partition}, not led here")
+        return partition
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    # -- append + replay ----------------------------------------------------------
+    def _apply(self, result: Result) -> list[Any]:
+        written = []
+        by_partition: dict[int, list[Any]] = {}
+        for record in result.records:
+            by_partition.setdefault(self.partition_for(_group_of(record)), []).append(record)
+        now = self.now()
+        for partition, records in by_partition.items():
+            entries = self.log.append(partition, records, timestamp=now, producer_id=result.producer_id,
+                                      producer_epoch=result.producer_epoch, transactional=result.transactional)
+            for entry in entries:
+                self._replay(entry)
+            written += entries
+        for m in result.markers:
+            entry = self.log.append_marker(m.partition, commit=m.commit, producer_id=m.producer_id,
+                                           producer_epoch=m.producer_epoch, coordinator_epoch=m.coordinator_epoch,
+                                           timestamp=now)
+            self._replay(entry)
+            written.append(entry)
+        return written
+
+    def _replay(self, entry: Any) -> None:
+        """Apply one log entry to the in-memory state: the only place state changes."""
+        if entry.control is not None:
+            if entry.control.type in (ControlType.COMMIT, ControlType.ABORT):
+                self.offsets.store.replay_marker(entry.producer_id, entry.control.type == ControlType.COMMIT)
+            return
+        record = entry.record
+        fn = REPLAYERS.get(type(record))
+        if fn is None:
+            name = type(record).__name__
+            if not self.unreplayed[name]:
+                warnings.warn(f"kgroup cannot replay {name} records yet; they are kept in the log but skipped",
+                              stacklevel=2)
+            self.unreplayed[name] += 1
+            return
+        fn(self, entry)
+
+    # -- look-back, reload ------------------------------------------------------------
+    @property
+    def position(self) -> int:
+        """How many entries the log holds (the position `as_of` takes for "now")."""
+        return len(self.log)
+
+    def as_of(self, position: int) -> "Coordinator":
+        """A read-only coordinator holding the state after the first `position` log
+        entries (like slicing: `as_of(0)` is empty, `as_of(c.position)` is now).
+
+        Rebuilt by replaying the log, as a reload would; soft state (timers, waiting
+        requests) is not part of it."""
+        if not 0 <= position <= len(self.log):
+            raise IndexError(f"position {position} is outside the log (0..{len(self.log)})")
+        snap = self._snapshots.get(position)
+        if snap is None:
+            entries = [self.log.entry_at(i) for i in range(position)]
+            snap = Coordinator(cluster=self.cluster, config=self.config,
+                               clock=ManualClock(entries[-1].timestamp if entries else self.now()),
+                               profile=self.profile, hosted_partitions=self.hosted_partitions)
+            snap.timers = Timers()  # a snapshot has no future
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for entry in entries:
+                    snap._replay(entry)
+            snap.log = _LogPrefix(self.log, position)
+            snap._readonly = True
+            if len(self._snapshots) > 64:
+                self._snapshots.pop(next(iter(self._snapshots)))
+            self._snapshots[position] = snap
+        return snap
+
+    def at_offset(self, partition: int, offset: int) -> "Coordinator":
+        """The state right after the record at `offset` of `__consumer_offsets-<partition>`."""
+        for entry in self.log.entries(partition):
+            if entry.offset == offset:
+                return self.as_of(entry.position + 1)
+        raise KeyError(f"no entry at offset {offset} of __consumer_offsets-{partition}")
+
+    @classmethod
+    def load(cls, log_or_records: Any, **kw: Any) -> "Coordinator":
+        """A coordinator rebuilt by replaying a log (an `OffsetsLog`, a directory of
+        `__consumer_offsets-N` segment folders, log entries, or plain records).
+        Takes the constructor's keywords; the clock starts at the last record's time."""
+        source = log_or_records
+        if isinstance(source, (str, Path)):
+            source, errors = OffsetsLog.read(source)
+            for err in errors:
+                warnings.warn(str(err), stacklevel=2)
+        if isinstance(source, OffsetsLog):
+            entries = list(source)
+            log = copy.deepcopy(source)
+        else:
+            entries, log = None, None
+            items = list(source)
+        if "clock" not in kw:
+            last = entries[-1].timestamp if entries else None
+            kw["clock"] = ManualClock(last) if last is not None else ManualClock()
+        c = cls(**kw)
+        if log is not None:
+            if log.num_partitions != c.num_partitions:
+                raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
+                                 f"is {c.num_partitions}")
+            c.log = log
+            for entry in entries:
+                c._replay(entry)
+        else:
+            # Plain records (or entries from elsewhere) are appended as a fresh log.
+            for item in items:
+                record = getattr(item, "record", item)
+                if record is None:
+                    continue
+                ts = getattr(item, "timestamp", None)
+                if ts is not None and ts > c.now():
+                    c.clock.set(ts)
+                c._apply(Result(records=[record]))
+        return c
+
+    def _check_writable(self) -> None:
+        if self._readonly:
+            raise RuntimeError("this coordinator is a look-back snapshot (as_of); it cannot handle requests")
+
+    # -- expiration timer ---------------------------------------------------------------
+    def _schedule_expiration(self) -> None:
+        interval = self.config["offsets.retention.check.interval.ms"]
+        self.timers.schedule(_EXPIRATION_TIMER, self.now() + interval, self._expire_offsets)
+
+    def _expire_offsets(self) -> Result:
+        """Kafka's cleanupGroupMetadata: tombstones for expired offsets, and for empty
+        groups that have no offsets left."""
+        now = self.now()
+        records: list[Any] = []
+        group_ids = sorted(set(self.groups) | set(self.offsets.store.committed))
+        for group_id in group_ids:
+            if self.partition_for(group_id) not in self.hosted_partitions:
+                continue
+            expired, all_gone = self.offsets.expired_offsets(group_id, now)
+            records += expired
+            group = self.groups.get(group_id)
+            if all_gone and group is not None and group.is_empty():
+                records += group.tombstones()
+        self._schedule_expiration()
+        return Result(records=records)
+
+    # -- views --------------------------------------------------------------------------
+    def offsets_table(self) -> list[dict]:
+        """Every committed offset as rows (group, topic, partition, offset, ...)."""
+        rows = []
+        for group_id, offsets in sorted(self.offsets.store.committed.items()):
+            for (topic, p), oam in sorted(offsets.items()):
+                rows.append({"group": group_id, "topic": topic, "partition": p, "offset": oam.offset,
+                             "leader_epoch": oam.leader_epoch, "metadata": oam.metadata,
+                             "commit_timestamp": oam.commit_timestamp, "expire_timestamp": oam.expire_timestamp})
+        return rows
+
+    def groups_table(self) -> list[dict]:
+        """Every group: id, type, state, protocol type, partition."""
+        return [{"group": g.group_id, "type": str(g.type), "state": g.state, "protocol_type": g.protocol_type,
+                 "partition": self.partition_for(g.group_id)} for g in sorted(self.groups.values(), key=lambda g: g.group_id)]
+
+    def __repr__(self) -> str:
+        return (f"Coordinator(profile={self.profile.name!r}, groups={len(self.groups)}, "
+                f"log={len(self.log)} entries, now={self.now()})")
+
+
+class _LogPrefix:
+    """The first `n` entries of a log: what a look-back snapshot shows as its log."""
+
+    def __init__(self, log: OffsetsLog, n: int) -> None:
+        self._log, self._n = log, n
+
+    def __iter__(self):
+        return (self._log.entry_at(i) for i in range(self._n))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def entry_at(self, position: int):
+        if not 0 <= position < self._n:
+            raise IndexError(position)
+        return self._log.entry_at(position)
+
+    def entries(self, partition: int | None = None):
+        return (e for e in self if partition is None or e.partition == partition)
+
+
+def _group_of(record: Any) -> str:
+    key = record.key
+    group = getattr(key, "group", None)
+    return group if group is not None else key.group_id
+
+
+# ---------------------------------------------------------------------------------------
+# Replay of the records this module owns (offsets and classic group metadata).
+
+@replays(R.OffsetCommit, R.LegacyOffsetCommit)
+def _replay_offset_commit(c: Coordinator, entry: Any) -> None:
+    record = entry.record
+    key = record.key
+    if record.value is not None and key.group not in c.groups:
+        # A commit without group membership makes a "simple" (empty classic) group.
+        c.groups[key.group] = ClassicGroup(key.group)
+    c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset,
+                                  producer_id=entry.producer_id, transactional=entry.is_transactional)
+
+
+@replays(R.GroupMetadata)
+def _replay_group_metadata(c: Coordinator, entry: Any) -> None:
+    record = entry.record
+    group_id = record.key.group
+    if record.value is None:
+        group = c.groups.pop(group_id, None)
+        if isinstance(group, ClassicGroup):
+            group.current_state = ClassicGroupState.DEAD
+        return
+    group = c.groups.get(group_id)
+    if not isinstance(group, ClassicGroup):
+        group = c.groups[group_id] = ClassicGroup(group_id)
+    group.replay_metadata(record.value, entry.timestamp)
+
+
+# ---------------------------------------------------------------------------------------
+# Handlers of the APIs this module owns.
+
+@handles(8)
+def _offset_commit(c: Coordinator, req: Any, version: int) -> Result:
+    return c.offsets.offset_commit(req, version)
+
+
+@handles(9)
+def _offset_fetch(c: Coordinator, req: Any, version: int) -> Result:
+    return c.offsets.offset_fetch(req, version)
+
+
+@handles(47)
+def _offset_delete(c: Coordinator, req: Any, version: int) -> Result:
+    return c.offsets.offset_delete(req, version)
+
+
+@handles(28)
+def _txn_offset_commit(c: Coordinator, req: Any, version: int) -> Result:
+    return c.offsets.txn_offset_commit(req, version)
+
+
+@handles(27)
+def _write_txn_markers(c: Coordinator, req: Any, version: int) -> Result:
+    """Transaction markers for `__consumer_offsets` partitions complete (or abort)
+    pending transactional offsets; markers for other topics are not ours."""
+    markers, answers = [], []
+    for m in req.markers:
+        topics = []
+        for t in m.topics:
+            parts = []
+            for p in t.partition_indexes:
+                if t.name != CONSUMER_OFFSETS or not 0 <= p < c.num_partitions:
+                    code = ErrorCode.unknown_topic_or_partition
+                elif p not in c.hosted_partitions:
+                    code = ErrorCode.not_leader_or_follower
+                else:
+                    code = ErrorCode.none
+                    markers.append(Marker(p, bool(m.transaction_result), m.producer_id, m.producer_epoch,
+                                          m.coordinator_epoch))
+                parts.append({"partition_index": p, "error_code": code})
+            topics.append({"name": t.name, "partitions": parts})
+        answers.append({"producer_id": m.producer_id, "topics": topics})
+    return Result({"markers": answers}, markers=markers)
+
+
+@handles(42)
+def _delete_groups(c: Coordinator, req: Any, version: int) -> Result:
+    records, results = [], []
+    for group_id in req.groups_names:
+        try:
+            if not group_id:
+                raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
+            c.check_coordinator(group_id)
+            group = c.groups.get(group_id)
+            if group is None:
+                raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
+            group.validate_delete_group()
+            records += c.offsets.tombstones_for_group(group_id) + group.tombstones()
+            results.append({"group_id": group_id, "error_code": ErrorCode.none})
+        except KafkaError as e:
+            results.append({"group_id": group_id, "error_code": e.code})
+    return Result({"throttle_time": 0, "results": results}, records)
+
+
+@handles(16)
+def _list_groups(c: Coordinator, req: Any, version: int) -> Result:
+    states = {s.lower() for s in get(req, "states_filter", ()) or ()}
+    types = {t.lower() for t in get(req, "types_filter", ()) or ()}
+    groups = []
+    for g in sorted(c.groups.values(), key=lambda g: g.group_id):
+        if c.partition_for(g.group_id) not in c.hosted_partitions:
+            continue
+        if states and g.state.lower() not in states:
+            continue
+        if types and str(g.type) not in types:
+            continue
+        groups.append({"group_id": g.group_id, "protocol_type": g.protocol_type or "",
+                       "group_state": g.state, "group_type": str(g.type)})
+    return Result({"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups})

@@ -1,0 +1,77 @@
+"""What every group type shares: identity, type, state, and the offset-validation hooks.
+
+The offsets manager asks the group (never the other way round) whether a commit, fetch
+or delete is allowed, exactly where Kafka's `Group.validateOffsetCommit` & co. sit.
+Each group type answers with its own rules by raising `KafkaError`.
+"""
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+class GroupType(str, enum.Enum):
+    CLASSIC = "classic"
+    CONSUMER = "consumer"
+    STREAMS = "streams"
+    SHARE = "share"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class OffsetCommitContext:
+    """Who is committing: the fields OffsetCommit/TxnOffsetCommit carry about the member."""
+
+    member_id: str
+    group_instance_id: str | None
+    generation_id_or_member_epoch: int
+    is_transactional: bool
+    api_version: int
+
+
+class Group(ABC):
+    """A group as the coordinator keeps it (rebuilt by record replay)."""
+
+    group_id: str
+    type: GroupType
+
+    @property
+    @abstractmethod
+    def state(self) -> str:
+        """The state name Kafka reports (ListGroups / Describe)."""
+
+    @property
+    def protocol_type(self) -> str:
+        """The protocol type ListGroups reports."""
+        return str(self.type)
+
+    @abstractmethod
+    def is_empty(self) -> bool: ...
+
+    @abstractmethod
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
+        """Raise KafkaError when this member may not commit offsets now."""
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        """Raise KafkaError when this member may not fetch offsets (KIP-848 v9+ checks)."""
+
+    def validate_offset_delete(self) -> None:
+        """Raise KafkaError when offsets may not be deleted now."""
+
+    @abstractmethod
+    def validate_delete_group(self) -> None:
+        """Raise KafkaError (e.g. NON_EMPTY_GROUP) when the group may not be deleted."""
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return False
+
+    def offset_expiration_base(self, commit_timestamp: int) -> int | None:
+        """The time an offset's retention counts from, or None when offsets do not expire now."""
+        return commit_timestamp
+
+    @abstractmethod
+    def tombstones(self) -> list:
+        """Records that delete this group (its offsets are deleted separately)."""

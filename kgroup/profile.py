@@ -1,0 +1,59 @@
+"""Behaviour profiles: where the seeds (KIPs) and Apache Kafka disagree.
+
+`profile="kip"` (default) follows the seed text; `profile="kafka"` follows Apache Kafka
+today. Every fork lives here as one named flag, consulted where behaviour differs, so
+the differences stay in one visible place (see docs in README, "Profiles").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    #: Streams: a join with topology epoch EG+1 updates the topology (kip) vs INVALID_REQUEST (kafka).
+    streams_topology_updates: bool
+    #: Streams: FENCED_MEMBER_EPOCH removes the member (kip) vs writes nothing (kafka).
+    streams_fenced_member_removed: bool
+    #: Streams: source topics given as regular expressions are resolved (kip) vs rejected (kafka).
+    streams_source_topic_regex: bool
+    #: Streams: a changelog topic that is also a source topic is invalid (kip) vs accepted (kafka).
+    streams_changelog_may_be_source: bool
+    #: Streams: ASSIGNMENT_DELAYED status while the initial rebalance delay runs (kafka only).
+    streams_assignment_delayed_status: bool
+    #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
+    share_archive_acquired_below_spso: bool
+
+
+KIP = Profile(
+    name="kip",
+    streams_topology_updates=True,
+    streams_fenced_member_removed=True,
+    streams_source_topic_regex=True,
+    streams_changelog_may_be_source=False,
+    streams_assignment_delayed_status=False,
+    share_archive_acquired_below_spso=True,
+)
+
+KAFKA = Profile(
+    name="kafka",
+    streams_topology_updates=False,
+    streams_fenced_member_removed=False,
+    streams_source_topic_regex=False,
+    streams_changelog_may_be_source=True,
+    streams_assignment_delayed_status=True,
+    share_archive_acquired_below_spso=False,
+)
+
+PROFILES = {p.name: p for p in (KIP, KAFKA)}
+
+
+def get_profile(profile: "str | Profile") -> Profile:
+    """The profile named `profile` ("kip" or "kafka")."""
+    if isinstance(profile, Profile):
+        return profile
+    try:
+        return PROFILES[profile]
+    except KeyError:
+        raise ValueError(f"unknown profile {profile!r}; choose 'kip' (the seeds) or 'kafka' (Apache Kafka)") from None

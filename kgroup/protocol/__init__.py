@@ -1,0 +1,159 @@
+"""Protocol glue over `kio`: build requests/responses of any version from plain data.
+
+Handlers speak version-neutral dicts; `build()` turns them into the kio dataclass of
+the exact API version asked for, dropping fields that version does not have. That is
+how one handler serves every version (Kafka does the same with its generated
+`...Data` classes and version-aware serializers).
+
+    req = request("OffsetFetch", 8, groups=[{"group_id": "g", "topics": None}])
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import types
+import typing
+import uuid
+from typing import Any
+
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.schema.index import api_key_map
+from kio.static.primitive import i32Timedelta, i64Timedelta
+
+__all__ = [
+    "API_KEYS", "api_name", "build", "request", "response_class", "supported_versions",
+    "get", "ms", "to_data",
+]
+
+#: "OffsetFetch" -> 9, and so on for every API kio knows.
+API_KEYS: dict[str, int] = {
+    "".join(part.capitalize() for part in name.split("_")): key for key, name in api_key_map.items()
+}
+_NAMES = {v: k for k, v in API_KEYS.items()}
+
+
+def api_name(api_key: int) -> str:
+    return _NAMES.get(api_key, f"api {api_key}")
+
+
+def _key(api: str | int) -> int:
+    if isinstance(api, int):
+        return api
+    try:
+        return API_KEYS[api]
+    except KeyError:
+        raise ValueError(f"unknown Kafka API {api!r}") from None
+
+
+def supported_versions(api: str | int) -> list[int]:
+    """The versions kio has for an API."""
+    from kio.schema.index import schema_name_map
+
+    return sorted(schema_name_map[api_key_map[_key(api)]])
+
+
+def response_class(api: str | int, version: int) -> type:
+    return load_response_schema(_key(api), version)
+
+
+def request(api: str | int, version: int, **data: Any) -> Any:
+    """A kio request of `api` at `version`, built from plain data (nested dicts/lists)."""
+    return build(load_request_schema(_key(api), version), data)
+
+
+@functools.cache
+def _fields(cls: type) -> list[tuple[str, Any, bool]]:
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        out.append((f.name, hints[f.name], has_default))
+    return out
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin is tuple:
+        (item_tp, *_rest) = typing.get_args(tp)
+        return tuple(_convert(item_tp, v) for v in value)
+    if isinstance(tp, type):
+        if dataclasses.is_dataclass(tp):
+            return value if isinstance(value, tp) else build(tp, value)
+        if issubclass(tp, (i32Timedelta, i64Timedelta)):
+            td = value if isinstance(value, datetime.timedelta) else datetime.timedelta(milliseconds=value)
+            return tp.parse(td)
+        if tp is ErrorCode:
+            return ErrorCode(int(value))
+        if tp is uuid.UUID and isinstance(value, str):
+            return uuid.UUID(value)
+    return value
+
+
+def build(cls: type, data: Any) -> Any:
+    """Build kio dataclass `cls` from a mapping; keys the version lacks are dropped."""
+    if dataclasses.is_dataclass(data):
+        data = to_data(data)
+    kwargs = {}
+    for name, tp, has_default in _fields(cls):
+        if name in data:
+            kwargs[name] = _convert(tp, data[name])
+        elif not has_default:
+            kwargs[name] = _zero(tp)
+    return cls(**kwargs)
+
+
+def _zero(tp: Any) -> Any:
+    """The value Kafka's generated classes start with for a field nobody set."""
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        return None
+    if origin is tuple:
+        return ()
+    if isinstance(tp, type):
+        if issubclass(tp, (i32Timedelta, i64Timedelta)):
+            return tp.parse(datetime.timedelta(0))
+        if tp is ErrorCode:
+            return ErrorCode.none
+        if issubclass(tp, bool):
+            return False
+        if issubclass(tp, int):
+            return 0
+        if issubclass(tp, str):
+            return ""
+        if issubclass(tp, bytes):
+            return b""
+        if tp is uuid.UUID:
+            return uuid.UUID(int=0)
+    raise TypeError(f"no zero value for {tp!r}")
+
+
+def to_data(entity: Any) -> Any:
+    """A kio entity as plain data (dicts, lists, ints, strs), e.g. for display or diffs."""
+    if dataclasses.is_dataclass(entity):
+        return {f.name: to_data(getattr(entity, f.name)) for f in dataclasses.fields(entity)}
+    if isinstance(entity, tuple):
+        return [to_data(v) for v in entity]
+    if isinstance(entity, ErrorCode):
+        return int(entity)
+    if isinstance(entity, datetime.timedelta):
+        return ms(entity)
+    return entity
+
+
+def get(entity: Any, name: str, default: Any = None) -> Any:
+    """A request field, or `default` when this version does not have it."""
+    return getattr(entity, name, default)
+
+
+def ms(value: Any) -> int:
+    """Milliseconds from a kio timedelta field (or an int)."""
+    if isinstance(value, datetime.timedelta):
+        return int(value // datetime.timedelta(milliseconds=1))
+    return int(value)

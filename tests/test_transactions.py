@@ -1,0 +1,70 @@
+"""TxnOffsetCommit + WriteTxnMarkers: pending offsets become visible only on COMMIT (kafka rule)."""
+from __future__ import annotations
+
+from kgroup import Coordinator, ErrorCode
+from kgroup.protocol import request
+
+from kgroup_testing import commit, fetch
+
+
+def txn_commit(c, group, offset, producer_id=1000, partition=0):
+    return c.handle(request("TxnOffsetCommit", 3, transactional_id="tx", group_id=group, producer_id=producer_id,
+                            producer_epoch=0, generation_id=-1, member_id="", topics=[
+                                {"name": "orders", "partitions": [{"partition_index": partition, "committed_offset": offset,
+                                                                   "committed_metadata": ""}]}]))
+
+
+def markers(c, group, commit_: bool, producer_id=1000):
+    return c.handle(request("WriteTxnMarkers", 1, markers=[{
+        "producer_id": producer_id, "producer_epoch": 0, "transaction_result": commit_, "coordinator_epoch": 3,
+        "topics": [{"name": "__consumer_offsets", "partition_indexes": [c.partition_for(group)]}]}]))
+
+
+def committed(c, group):
+    r = fetch(c, group, {"orders": [0]})
+    return r.topics[0].partitions[0].committed_offset
+
+
+def test_pending_then_commit_marker(coord):
+    commit(coord, "g", {("orders", 0): 5})
+    txn_commit(coord, "g", 9)
+    entry = coord.log.entry_at(len(coord.log) - 1)
+    assert entry.is_transactional and entry.producer_id == 1000
+    assert committed(coord, "g") == 5
+    assert fetch(coord, "g", {"orders": [0]}, require_stable=True).topics[0].partitions[0].error_code == \
+        ErrorCode.unstable_offset_commit
+    r = markers(coord, "g", True)
+    assert r.markers[0].topics[0].partitions[0].error_code == ErrorCode.none
+    assert coord.log.entry_at(len(coord.log) - 1).control is not None
+    assert committed(coord, "g") == 9
+
+
+def test_abort_marker_discards_pending_offsets(coord):
+    commit(coord, "g", {("orders", 0): 5})
+    txn_commit(coord, "g", 9)
+    markers(coord, "g", False)
+    assert committed(coord, "g") == 5
+    assert fetch(coord, "g", {"orders": [0]}, require_stable=True).topics[0].partitions[0].error_code == ErrorCode.none
+
+
+def test_a_later_plain_commit_beats_an_earlier_transactional_one(coord):
+    txn_commit(coord, "g", 9)
+    commit(coord, "g", {("orders", 0): 12})
+    markers(coord, "g", True)
+    assert committed(coord, "g") == 12  # Kafka keeps the record written last in the log
+
+
+def test_markers_for_other_topics_are_not_ours(coord):
+    r = coord.handle(request("WriteTxnMarkers", 1, markers=[{
+        "producer_id": 1, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+        "topics": [{"name": "orders", "partition_indexes": [0]}]}]))
+    assert r.markers[0].topics[0].partitions[0].error_code == ErrorCode.unknown_topic_or_partition
+
+
+def test_reload_keeps_open_transactions_pending(coord):
+    commit(coord, "g", {("orders", 0): 5})
+    txn_commit(coord, "g", 9)
+    reloaded = Coordinator.load(coord.log, cluster=coord.cluster)
+    assert committed(reloaded, "g") == 5
+    markers(reloaded, "g", True)
+    assert committed(reloaded, "g") == 9
