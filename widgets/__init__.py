@@ -1,0 +1,9 @@
+"""The notebook UI layer: ipywidgets views over a kgroup coordinator.
+
+Every widget is interactive in JupyterLab and also renders statically (HTML) when
+a notebook runs headless, so papermill outputs still show the picture.
+"""
+from widgets.record_log import RecordLogView, log_frame
+from widgets.stepper import Stepper
+
+__all__ = ["RecordLogView", "Stepper", "log_frame"]
