@@ -506,12 +506,13 @@ def _compile_encoder(s: Struct, version: int, flexible: bool, top: bool,
     src.ns["_C"] = s.cls
     names = [f"v{i}" for i in range(len(s.fields))] + ["unk"]
     src(f"({', '.join(names)},) = o")
-    run: list[tuple[str, str]] = []  # (fmt, value expression)
+    run: list[tuple[str, str, str]] = []  # (fmt, value expression, field name)
 
     def flush() -> None:
         if not run:
             return
         pack = src.const(struct.Struct(">" + "".join(r[0] for r in run)).pack, "p")
+        src(f"fld = {'/'.join(r[2] for r in run)!r}")
         src(f"w += {pack}({', '.join(r[1] for r in run)})")
         run.clear()
 
@@ -520,10 +521,8 @@ def _compile_encoder(s: Struct, version: int, flexible: bool, top: bool,
             continue
         v = f"v{i}"
         if f.fixed:
-            if not run:
-                src(f"fld = {f.name!r}")
             fmtc, _ = FIXED_TYPES[f.elem]
-            run.append((fmtc, f"{v}.bytes" if f.elem == "uuid" else v))
+            run.append((fmtc, f"{v}.bytes" if f.elem == "uuid" else v, f.name))
             continue
         flush()
         src(f"fld = {f.name!r}")
@@ -548,6 +547,7 @@ def _compile_encoder(s: Struct, version: int, flexible: bool, top: bool,
             src(f"if {cond}:")
             src.indent += 1
             src(f"fld = {f.name!r}")
+            # write the payload into its own buffer first: its size precedes it
             src("tw = bytearray()")
             src("_outer_w = w")
             src("w = tw")

@@ -114,3 +114,24 @@ def test_json_of_every_share_update_field_order():
     doc = ShareUpdate(ShareUpdateKey(group_id="g"), value).to_json()
     assert list(doc["value"]["data"]) == ["snapshotEpoch", "leaderEpoch", "startOffset",
                                           "deliveryCompleteCount", "stateBatches"]
+
+
+def test_matches_kafka_offset_message_formatter_test():
+    """Expected texts of apache/kafka's OffsetMessageFormatterTest (whitespace removed)."""
+    key = OffsetCommitKey(group="group-id", topic="foo", partition=1)
+    value = OffsetCommitValue(offset=100, leader_epoch=10, metadata="metadata", commit_timestamp=1234,
+                              expire_timestamp=5678, topic_id=kafka_str_to_uuid("MKXx1fIkQy2J9jXHhK8m1w"))
+    head = '{"key":{"type":1,"data":{"group":"group-id","topic":"foo","partition":1}},'
+    expected = {
+        0: '"value":{"version":0,"data":{"offset":100,"metadata":"metadata","commitTimestamp":1234}}}',
+        1: '"value":{"version":1,"data":{"offset":100,"metadata":"metadata","commitTimestamp":1234,'
+           '"expireTimestamp":5678}}}',
+        2: '"value":{"version":2,"data":{"offset":100,"metadata":"metadata","commitTimestamp":1234}}}',
+        3: '"value":{"version":3,"data":{"offset":100,"leaderEpoch":10,"metadata":"metadata",'
+           '"commitTimestamp":1234}}}',
+        4: '"value":{"version":4,"data":{"offset":100,"leaderEpoch":10,"metadata":"metadata",'
+           '"commitTimestamp":1234,"topicId":"MKXx1fIkQy2J9jXHhK8m1w"}}}',
+    }
+    for version, tail in expected.items():
+        assert OffsetCommit(key, value, version).to_json() == head + tail
+    assert OffsetCommit.tombstone(key).to_json() == head + '"value":null}'
