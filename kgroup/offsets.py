@@ -317,7 +317,7 @@ class OffsetsManager:
                 raise KafkaError(ErrorCode.group_id_not_found, f"group {req.group_id!r} does not exist")
             group.validate_offset_delete()
         except KafkaError as e:
-            return Result(response(e.code) if e.code != ErrorCode.none else response(e.code))
+            return Result(response(e.code))
         offsets = self.store.group_offsets(req.group_id)
         records = []
         for t in req.topics:
