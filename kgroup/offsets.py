@@ -152,27 +152,35 @@ class OffsetsManager:
                 raise KafkaError(ErrorCode.illegal_generation, f"group {group_id!r} does not exist")
         group.validate_offset_commit(ctx)
 
-    # -- OffsetCommit ---------------------------------------------------------------
+    # -- OffsetCommit and TxnOffsetCommit ---------------------------------------------
     def offset_commit(self, req: Any, version: int) -> Result:
+        retention = get(req, "retention_time")  # v2-v4 only
+        retention_ms = ms(retention) if retention is not None else -1
+        return self._commit(req, version, generation=get(req, "generation_id_or_member_epoch", -1),
+                            transactional=False, retention_ms=retention_ms)
+
+    def txn_offset_commit(self, req: Any, version: int) -> Result:
+        result = self._commit(req, version, generation=get(req, "generation_id", -1), transactional=True)
+        if result.records:
+            result.producer_id, result.producer_epoch, result.transactional = req.producer_id, req.producer_epoch, True
+        return result
+
+    def _commit(self, req: Any, version: int, *, generation: int, transactional: bool, retention_ms: int = -1) -> Result:
+        """Both commit APIs: validate the group once, then one record per good partition."""
         group_id = req.group_id
-        ctx = OffsetCommitContext(
-            member_id=get(req, "member_id", "") or "",
-            group_instance_id=get(req, "group_instance_id"),
-            generation_id_or_member_epoch=get(req, "generation_id_or_member_epoch", -1),
-            is_transactional=False,
-            api_version=version,
-        )
+        ctx = OffsetCommitContext(member_id=get(req, "member_id", "") or "",
+                                  group_instance_id=get(req, "group_instance_id"),
+                                  generation_id_or_member_epoch=generation,
+                                  is_transactional=transactional, api_version=version)
         try:
             if not group_id:
                 raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
             self.c.check_coordinator(group_id)
             self._validate_commit(group_id, ctx)
         except KafkaError as e:
-            return Result(self._commit_response(req, version, lambda t, p: e.code))
+            return Result(self._commit_response(req, lambda t, p: e.code))
 
         now = self.c.now()
-        retention = get(req, "retention_time")
-        retention_ms = ms(retention) if retention is not None else -1
         expire = now + retention_ms if retention_ms != -1 else None
         max_metadata = self.c.config["offset.metadata.max.bytes"]
         records, errors = [], {}
@@ -188,47 +196,14 @@ class OffsetsManager:
                     records.append(offset_commit_record(
                         group_id, name, p.partition_index, p.committed_offset,
                         get(p, "committed_leader_epoch", -1), metadata or "", now, expire))
-        return Result(self._commit_response(req, version, lambda t, p: errors.get((id(t), p), ErrorCode.none)), records)
+        return Result(self._commit_response(req, lambda t, p: errors.get((id(t), p), ErrorCode.none)), records)
 
-    def _commit_response(self, req: Any, version: int, error_of) -> dict:
+    def _commit_response(self, req: Any, error_of) -> dict:
         return {"throttle_time": 0, "topics": [
             {"name": get(t, "name", ""), "topic_id": get(t, "topic_id"), "partitions": [
                 {"partition_index": p.partition_index, "error_code": error_of(t, p.partition_index)}
                 for p in t.partitions]}
             for t in req.topics]}
-
-    # -- TxnOffsetCommit ------------------------------------------------------------
-    def txn_offset_commit(self, req: Any, version: int) -> Result:
-        group_id = req.group_id
-        ctx = OffsetCommitContext(
-            member_id=get(req, "member_id", "") or "",
-            group_instance_id=get(req, "group_instance_id"),
-            generation_id_or_member_epoch=get(req, "generation_id", -1),
-            is_transactional=True,
-            api_version=version,
-        )
-        try:
-            if not group_id:
-                raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
-            self.c.check_coordinator(group_id)
-            self._validate_commit(group_id, ctx)
-        except KafkaError as e:
-            return Result(self._commit_response(req, version, lambda t, p: e.code))
-        now = self.c.now()
-        max_metadata = self.c.config["offset.metadata.max.bytes"]
-        records, errors = [], {}
-        for topic in req.topics:
-            for p in topic.partitions:
-                metadata = p.committed_metadata
-                if metadata is not None and len(metadata) > max_metadata:
-                    errors[(id(topic), p.partition_index)] = ErrorCode.offset_metadata_too_large
-                else:
-                    records.append(offset_commit_record(
-                        group_id, topic.name, p.partition_index, p.committed_offset,
-                        get(p, "committed_leader_epoch", -1), metadata or "", now, None))
-        return Result(
-            self._commit_response(req, version, lambda t, p: errors.get((id(t), p), ErrorCode.none)),
-            records, producer_id=req.producer_id, producer_epoch=req.producer_epoch, transactional=True)
 
     # -- OffsetFetch ------------------------------------------------------------------
     def offset_fetch(self, req: Any, version: int) -> Result:
