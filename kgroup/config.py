@@ -7,7 +7,7 @@ An unknown name or a value outside Kafka's bounds raises `ConfigError` naming it
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from kio.static.constants import EntityType
+
 from kgroup.clock import ManualClock
 from kgroup.cluster import Cluster
 from kgroup.config import Config
@@ -114,7 +116,7 @@ class Coordinator:
         self._check_writable()
         api_key = getattr(type(request), "__api_key__", None)
         version = getattr(type(request), "__version__", None)
-        if api_key is None or getattr(type(request), "__type__", None) is None or "Request" not in type(request).__name__:
+        if api_key is None or getattr(type(request), "__type__", None) is not EntityType.request:
             raise UnsupportedRequestError(f"handle() takes a kio request object, got {type(request).__name__}")
         handler = HANDLERS.get(int(api_key))
         if handler is None:
@@ -226,32 +228,35 @@ class Coordinator:
             for err in errors:
                 warnings.warn(str(err), stacklevel=2)
         if isinstance(source, OffsetsLog):
-            entries = list(source)
-            log = copy.deepcopy(source)
-        else:
-            entries, log = None, None
-            items = list(source)
-        if "clock" not in kw:
-            last = entries[-1].timestamp if entries else None
-            kw["clock"] = ManualClock(last) if last is not None else ManualClock()
+            return cls._load_log(copy.deepcopy(source), **kw)
+        return cls._load_records(list(source), **kw)
+
+    @classmethod
+    def _load_log(cls, log: OffsetsLog, **kw: Any) -> "Coordinator":
+        """Adopt a copy of the log as is (offsets, batches, markers) and replay it."""
+        entries = list(log)
+        kw.setdefault("clock", ManualClock(entries[-1].timestamp) if entries else ManualClock())
         c = cls(**kw)
-        if log is not None:
-            if log.num_partitions != c.num_partitions:
-                raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
-                                 f"is {c.num_partitions}")
-            c.log = log
-            for entry in entries:
-                c._replay(entry)
-        else:
-            # Plain records (or entries from elsewhere) are appended as a fresh log.
-            for item in items:
-                record = getattr(item, "record", item)
-                if record is None:
-                    continue
-                ts = getattr(item, "timestamp", None)
-                if ts is not None and ts > c.now():
-                    c.clock.set(ts)
-                c._apply(Result(records=[record]))
+        if log.num_partitions != c.num_partitions:
+            raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
+                             f"is {c.num_partitions}")
+        c.log = log
+        for entry in entries:
+            c._replay(entry)
+        return c
+
+    @classmethod
+    def _load_records(cls, items: list, **kw: Any) -> "Coordinator":
+        """Plain records (or entries from elsewhere) appended as a fresh log, in order."""
+        c = cls(**kw)
+        for item in items:
+            record = getattr(item, "record", item)
+            if record is None:
+                continue
+            ts = getattr(item, "timestamp", None)
+            if ts is not None and ts > c.now():
+                c.clock.set(ts)
+            c._apply(Result(records=[record]))
         return c
 
     def _check_writable(self) -> None:
@@ -360,24 +365,16 @@ def _replay_group_metadata(c: Coordinator, entry: Any) -> None:
 # ---------------------------------------------------------------------------------------
 # Handlers of the APIs this module owns.
 
-@handles(8)
-def _offset_commit(c: Coordinator, req: Any, version: int) -> Result:
-    return c.offsets.offset_commit(req, version)
+def _offsets_api(method: Callable[[OffsetsManager, Any, int], Result]) -> Callable[["Coordinator", Any, int], Result]:
+    return lambda c, req, version: method(c.offsets, req, version)
 
 
-@handles(9)
-def _offset_fetch(c: Coordinator, req: Any, version: int) -> Result:
-    return c.offsets.offset_fetch(req, version)
-
-
-@handles(47)
-def _offset_delete(c: Coordinator, req: Any, version: int) -> Result:
-    return c.offsets.offset_delete(req, version)
-
-
-@handles(28)
-def _txn_offset_commit(c: Coordinator, req: Any, version: int) -> Result:
-    return c.offsets.txn_offset_commit(req, version)
+HANDLERS.update({
+    8: _offsets_api(OffsetsManager.offset_commit),
+    9: _offsets_api(OffsetsManager.offset_fetch),
+    28: _offsets_api(OffsetsManager.txn_offset_commit),
+    47: _offsets_api(OffsetsManager.offset_delete),
+})
 
 
 @handles(27)

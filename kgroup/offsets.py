@@ -119,6 +119,11 @@ def offset_commit_record(group_id: str, topic: str, partition: int, offset: int,
     return OffsetCommit(key, value, version=3)
 
 
+def offset_tombstone(group_id: str, topic: str, partition: int) -> OffsetCommit:
+    """The record that deletes one committed offset."""
+    return OffsetCommit.tombstone(OffsetCommitKey(group=group_id, topic=topic, partition=partition))
+
+
 class OffsetsManager:
     """The offset APIs of one coordinator. State: `store`; groups are read from the coordinator."""
 
@@ -178,7 +183,8 @@ class OffsetsManager:
             self.c.check_coordinator(group_id)
             self._validate_commit(group_id, ctx)
         except KafkaError as e:
-            return Result(self._commit_response(req, lambda t, p: e.code))
+            code = e.code
+            return Result(self._commit_response(req, lambda t, p: code))
 
         now = self.c.now()
         expire = now + retention_ms if retention_ms != -1 else None
@@ -300,16 +306,14 @@ class OffsetsManager:
                 continue
             for p in t.partitions:
                 if (t.name, p.partition_index) in offsets:
-                    records.append(OffsetCommit.tombstone(
-                        OffsetCommitKey(group=req.group_id, topic=t.name, partition=p.partition_index)))
+                    records.append(offset_tombstone(req.group_id, t.name, p.partition_index))
         subscribed = lambda t, p: (ErrorCode.group_subscribed_to_topic  # noqa: E731
                                    if group.is_subscribed_to_topic(t.name) else ErrorCode.none)
         return Result(response(ErrorCode.none, subscribed), records)
 
     # -- used by DeleteGroups and expiration -------------------------------------------
     def tombstones_for_group(self, group_id: str) -> list:
-        return [OffsetCommit.tombstone(OffsetCommitKey(group=group_id, topic=t, partition=p))
-                for (t, p) in sorted(self.store.group_offsets(group_id))]
+        return [offset_tombstone(group_id, t, p) for (t, p) in sorted(self.store.group_offsets(group_id))]
 
     def expired_offsets(self, group_id: str, now: int) -> tuple[list, bool]:
         """Tombstones for `group_id`'s expired offsets, and whether none would remain."""
@@ -328,6 +332,6 @@ class OffsetsManager:
                 base = group.offset_expiration_base(oam.commit_timestamp) if group else oam.commit_timestamp
                 is_expired = base is not None and now - base >= retention_ms
             if is_expired:
-                expired.append(OffsetCommit.tombstone(OffsetCommitKey(group=group_id, topic=topic, partition=p)))
+                expired.append(offset_tombstone(group_id, topic, p))
         all_gone = len(expired) == len(offsets) and not self.store.has_pending(group_id)
         return expired, all_gone

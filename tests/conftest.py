@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from kgroup import Cluster, Coordinator
-from kgroup.protocol import request
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ import pandas as pd
 from widgets.palette import RECORD_FAMILIES, record_family
 
 
-def _row(entry: Any) -> dict:
+def log_row(entry: Any) -> dict:
+    """One log entry as a display row (decoded key/value as compact JSON)."""
     if entry.control is not None:
         kind = entry.control.type.name.title() + "Marker"
         return {"position": entry.position, "partition": entry.partition, "offset": entry.offset,
@@ -34,7 +35,7 @@ def _compact(obj: Any) -> str:
 
 def log_frame(log: Any, *, raw: bool = False) -> pd.DataFrame:
     """The log as a pandas table, one row per entry (bytes as hex with `raw=True`)."""
-    rows = [_row(e) for e in log]
+    rows = [log_row(e) for e in log]
     df = pd.DataFrame(rows, columns=["position", "partition", "offset", "timestamp", "type", "group", "key",
                                      "value", "key_bytes", "value_bytes", "txn"])
     if raw:

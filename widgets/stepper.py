@@ -16,7 +16,7 @@ from kgroup.errors import ErrorCode
 from kgroup.protocol import to_data
 from kgroup.scenario import Scenario
 from widgets.palette import ERROR
-from widgets.record_log import _row, mimebundle
+from widgets.record_log import log_row, mimebundle
 
 
 def _named(data: Any) -> Any:
@@ -72,7 +72,7 @@ class Stepper:
 
     # what the current step shows ---------------------------------------------------
     def records(self) -> pd.DataFrame:
-        rows = [_row(e) for e in self.scenario.entries(self.index)]
+        rows = [log_row(e) for e in self.scenario.entries(self.index)]
         return pd.DataFrame(rows, columns=["partition", "offset", "type", "key", "value"]) if rows else \
             pd.DataFrame(columns=["partition", "offset", "type", "key", "value"])
 
