@@ -12,9 +12,12 @@ Handlers never change state; replay (`_replay`) is the only code that does.
 from __future__ import annotations
 
 import copy
+import random
+import uuid
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,32 +35,19 @@ from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
 from kgroup.protocol import api_name, build, get, response_class
 from kgroup import records as R
-from kgroup.runtime import Marker, Result, Timers
+from kgroup.runtime import (HANDLERS, LOAD_HOOKS, REPLAYERS, Marker, PendingResponse, Result, Timers,
+                            handles, replays)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
 
-#: api key -> handler(coordinator, request, version) -> Result. Group modules add theirs.
-HANDLERS: dict[int, Callable[["Coordinator", Any, int], Result]] = {}
-#: record class -> replay(coordinator, entry). Group modules add theirs.
-REPLAYERS: dict[type, Callable[["Coordinator", Any], None]] = {}
 
+@dataclass(frozen=True)
+class RequestContext:
+    """What the request header and connection tell the coordinator about the caller."""
 
-def handles(api_key: int):
-    """Register a request handler for an API key."""
-    def register(fn):
-        HANDLERS[api_key] = fn
-        return fn
-    return register
-
-
-def replays(*record_classes: type):
-    """Register the replay function of record types."""
-    def register(fn):
-        for cls in record_classes:
-            REPLAYERS[cls] = fn
-        return fn
-    return register
+    client_id: str = "kgroup"
+    client_host: str = "/127.0.0.1"
 
 
 class Coordinator:
@@ -66,12 +56,13 @@ class Coordinator:
     `cluster`: topic metadata; `config`: Kafka config names (see `kgroup.config`);
     `clock`: a `ManualClock` (deterministic by default); `profile`: "kip" or "kafka";
     `hosted_partitions`: the `__consumer_offsets` partitions this coordinator leads
-    (all by default) — groups on other partitions get NOT_COORDINATOR.
+    (all by default) — groups on other partitions get NOT_COORDINATOR; `seed`: the
+    member-id generator's seed (member ids are UUIDs, reproducible by default).
     """
 
     def __init__(self, cluster: Cluster | None = None, config: Config | dict | None = None,
                  clock: ManualClock | None = None, profile: str | Profile = "kip", *,
-                 hosted_partitions: Iterable[int] | None = None) -> None:
+                 hosted_partitions: Iterable[int] | None = None, seed: int | None = 0) -> None:
         self.cluster = cluster if cluster is not None else Cluster()
         self.config = Config.of(config)
         self.clock = clock if clock is not None else ManualClock()
@@ -85,6 +76,8 @@ class Coordinator:
         self.offsets = OffsetsManager(self)
         self.timers = Timers()
         self.unreplayed: Counter[str] = Counter()  # record types no replay knows yet
+        self.request_context = RequestContext()
+        self._ids = random.Random(seed)
         self._readonly = False
         self._snapshots: dict[int, Coordinator] = {}
         self._schedule_expiration()
@@ -109,11 +102,15 @@ class Coordinator:
         return written
 
     # -- requests -----------------------------------------------------------------
-    def handle(self, request: Any) -> Any:
+    def handle(self, request: Any, *, client_id: str = "kgroup", client_host: str = "/127.0.0.1") -> Any:
         """Serve one kio request; returns the kio response of the same API and version.
 
-        Kafka errors come back as error codes in the response, never as exceptions."""
+        JoinGroup and SyncGroup return a `PendingResponse` instead (`.done`, `.response`):
+        Kafka holds those answers until the rebalance phase completes. Kafka errors come
+        back as error codes in the response, never as exceptions. `client_id` and
+        `client_host` are what the request header and the connection would say."""
         self._check_writable()
+        self.request_context = RequestContext(client_id, client_host)
         api_key = getattr(type(request), "__api_key__", None)
         version = getattr(type(request), "__version__", None)
         if api_key is None or getattr(type(request), "__type__", None) is not EntityType.request:
@@ -125,6 +122,8 @@ class Coordinator:
         result = handler(self, request, int(version))
         self._apply(result)
         response = result.response
+        if isinstance(response, PendingResponse):
+            return response
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
         return response
@@ -140,6 +139,10 @@ class Coordinator:
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.num_partitions)
 
+    def new_member_id(self, prefix: str) -> str:
+        """`<prefix>-<uuid>` as Kafka names members, from the coordinator's seeded generator."""
+        return f"{prefix}-{uuid.UUID(int=self._ids.getrandbits(128), version=4)}"
+
     # -- append + replay ----------------------------------------------------------
     def _apply(self, result: Result) -> list[Any]:
         written = []
@@ -150,8 +153,9 @@ class Coordinator:
         for partition, records in by_partition.items():
             entries = self.log.append(partition, records, timestamp=now, producer_id=result.producer_id,
                                       producer_epoch=result.producer_epoch, transactional=result.transactional)
-            for entry in entries:
-                self._replay(entry)
+            if result.replay:
+                for entry in entries:
+                    self._replay(entry)
             written += entries
         for m in result.markers:
             entry = self.log.append_marker(m.partition, commit=m.commit, producer_id=m.producer_id,
@@ -243,6 +247,7 @@ class Coordinator:
         c.log = log
         for entry in entries:
             c._replay(entry)
+        c._on_loaded()
         return c
 
     @classmethod
@@ -257,7 +262,12 @@ class Coordinator:
             if ts is not None and ts > c.now():
                 c.clock.set(ts)
             c._apply(Result(records=[record]))
+        c._on_loaded()
         return c
+
+    def _on_loaded(self) -> None:
+        for hook in LOAD_HOOKS:
+            hook(self)
 
     def _check_writable(self) -> None:
         if self._readonly:
@@ -355,11 +365,11 @@ def _replay_group_metadata(c: Coordinator, entry: Any) -> None:
         group = c.groups.pop(group_id, None)
         if isinstance(group, ClassicGroup):
             group.current_state = ClassicGroupState.DEAD
+            for member_id in group.members:
+                c.timers.cancel(f"classic-heartbeat-{group_id}-{member_id}")
         return
-    group = c.groups.get(group_id)
-    if not isinstance(group, ClassicGroup):
-        group = c.groups[group_id] = ClassicGroup(group_id)
-    group.replay_metadata(record.value, entry.timestamp)
+    # Kafka's loader builds the group afresh from each GroupMetadata value.
+    c.groups[group_id] = ClassicGroup.from_metadata(group_id, record.value)
 
 
 # ---------------------------------------------------------------------------------------
@@ -435,3 +445,7 @@ def _list_groups(c: Coordinator, req: Any, version: int) -> Result:
         groups.append({"group_id": g.group_id, "protocol_type": g.protocol_type or "",
                        "group_state": g.state, "group_type": str(g.type)})
     return Result({"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups})
+
+
+# The group modules register their handlers and replays on import.
+import kgroup.groups.classic.protocol  # noqa: E402,F401

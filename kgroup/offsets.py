@@ -185,6 +185,9 @@ class OffsetsManager:
         except KafkaError as e:
             code = e.code
             return Result(self._commit_response(req, lambda t, p: code))
+        group = self.c.groups.get(group_id)
+        if group is not None and not transactional:
+            group.after_offset_commit(self.c, ctx)
 
         now = self.c.now()
         expire = now + retention_ms if retention_ms != -1 else None

@@ -1,4 +1,5 @@
-"""The sans-IO runtime's small parts: handler results and timers."""
+"""The sans-IO runtime's small parts: handler and replay registries, handler results,
+answers that wait (JoinGroup/SyncGroup), and timers."""
 from __future__ import annotations
 
 import heapq
@@ -6,6 +7,36 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+#: api key -> handler(coordinator, request, version) -> Result. Group modules add theirs.
+HANDLERS: dict[int, Callable[[Any, Any, int], "Result"]] = {}
+#: record class -> replay(coordinator, entry). Group modules add theirs.
+REPLAYERS: dict[type, Callable[[Any, Any], None]] = {}
+#: functions run once after `Coordinator.load` replayed a log (Kafka's `onLoaded`).
+LOAD_HOOKS: list[Callable[[Any], None]] = []
+
+
+def handles(api_key: int):
+    """Register a request handler for an API key."""
+    def register(fn):
+        HANDLERS[api_key] = fn
+        return fn
+    return register
+
+
+def replays(*record_classes: type):
+    """Register the replay function of record types."""
+    def register(fn):
+        for cls in record_classes:
+            REPLAYERS[cls] = fn
+        return fn
+    return register
+
+
+def on_loaded(fn):
+    """Register a function run after a coordinator finished loading its log."""
+    LOAD_HOOKS.append(fn)
+    return fn
 
 
 @dataclass
@@ -30,6 +61,91 @@ class Result:
     producer_epoch: int = -1
     transactional: bool = False
     markers: Sequence[Marker] = ()
+    #: False for classic-group writes: as in Kafka (`CoordinatorResult(..., replayRecords=false)`)
+    #: the handler already changed the classic group in memory and the records only persist it.
+    replay: bool = True
+
+
+class ResponseNotReadyError(RuntimeError):
+    """`PendingResponse.response` was read before the coordinator answered."""
+
+
+class PendingResponse:
+    """A JoinGroup or SyncGroup answer that Kafka holds back until the rebalance phase
+    completes (its "purgatory"). `handle()` returns one at once; later requests or
+    `Coordinator.advance()` complete it.
+
+        join = c.handle(join_request)
+        join.done          # False while other members are still expected
+        c.advance(3000)    # e.g. group.initial.rebalance.delay.ms passes
+        join.response      # the kio JoinGroupResponse
+    """
+
+    def __init__(self, api_key: int, version: int, waiting_for: str = "") -> None:
+        self.api_key = api_key
+        self.version = version
+        self.waiting_for = waiting_for
+        self._data: dict | None = None
+        self._response: Any = None
+        self._callbacks: list[Callable[["PendingResponse"], None]] = []
+
+    @property
+    def done(self) -> bool:
+        return self._data is not None
+
+    @property
+    def data(self) -> dict:
+        """The answer as plain version-neutral data (what `response` is built from)."""
+        self._check_done()
+        return self._data  # type: ignore[return-value]
+
+    @property
+    def response(self) -> Any:
+        """The kio response object; a clear error while the answer is still pending."""
+        self._check_done()
+        if self._response is None:
+            from kgroup.protocol import build, response_class
+            self._response = build(response_class(self.api_key, self.version), self._data)
+        return self._response
+
+    @property
+    def error_code(self) -> Any:
+        return self.data.get("error_code")
+
+    def _check_done(self) -> None:
+        if self._data is None:
+            from kgroup.protocol import api_name
+            raise ResponseNotReadyError(
+                f"the {api_name(self.api_key)} response is not ready: the coordinator is waiting for "
+                f"{self.waiting_for or 'the rebalance phase to complete'}. Check `.done` first; "
+                "other members' requests or Coordinator.advance() complete it.")
+
+    def complete(self, data: dict) -> bool:
+        """Give the answer (coordinator side). False if it was already answered."""
+        if self._data is not None:
+            return False
+        data = dict(data)
+        data.setdefault("throttle_time", 0)
+        self._data = data
+        for fn in self._callbacks:
+            fn(self)
+        self._callbacks.clear()
+        return True
+
+    def add_done_callback(self, fn: Callable[["PendingResponse"], None]) -> None:
+        """Run `fn(self)` when answered (at once if already answered)."""
+        if self._data is not None:
+            fn(self)
+        else:
+            self._callbacks.append(fn)
+
+    def __repr__(self) -> str:
+        from kgroup.protocol import api_name
+        name = api_name(self.api_key)
+        if self._data is None:
+            return f"<pending {name} v{self.version}: waiting for {self.waiting_for or 'the phase to complete'}>"
+        code = self._data.get("error_code")
+        return f"<{name} v{self.version} answered: {getattr(code, 'name', code)}>"
 
 
 @dataclass(order=True)

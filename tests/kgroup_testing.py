@@ -37,3 +37,61 @@ def group_on_partition(partition: int, num_partitions: int = 50, prefix: str = "
     while partition_for(f"{prefix}{i}", num_partitions) != partition:
         i += 1
     return f"{prefix}{i}"
+
+
+# -- classic group protocol ------------------------------------------------------------
+
+def subscription_v0(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription v0 bytes (version, topics, null user data)."""
+    out = b"\x00\x00" + len(topics).to_bytes(4, "big")
+    for t in topics:
+        out += len(t).to_bytes(2, "big") + t.encode()
+    return out + b"\xff\xff\xff\xff"
+
+
+def join(c: Coordinator, group: str, member_id: str = "", *, instance: str | None = None, version: int = 9,
+         protocols=(("range", subscription_v0("orders")),), session_ms: int = 10_000,
+         rebalance_ms: int = 60_000, protocol_type: str = "consumer", client_id: str = "client"):
+    """A JoinGroup request; returns the PendingResponse."""
+    kw = {"group_instance_id": instance} if version >= 5 else {}
+    if version >= 1:
+        kw["rebalance_timeout"] = rebalance_ms
+    return c.handle(request("JoinGroup", version, group_id=group, session_timeout=session_ms, member_id=member_id,
+                            protocol_type=protocol_type,
+                            protocols=[{"name": n, "metadata": m} for n, m in protocols], **kw),
+                    client_id=client_id)
+
+
+def join_until_member_id(c: Coordinator, group: str, **kw):
+    """JoinGroup as a v4+ dynamic client does: first without id (MEMBER_ID_REQUIRED), then with it."""
+    first = join(c, group, **kw)
+    if first.done and first.response.error_code.name == "member_id_required":
+        return join(c, group, first.response.member_id, **kw)
+    return first
+
+
+def sync(c: Coordinator, group: str, member_id: str, generation: int, *, instance: str | None = None,
+         assignments: dict | None = None, version: int = 5):
+    kw = {"group_instance_id": instance} if version >= 3 else {}
+    if version >= 5:
+        kw.update(protocol_type="consumer", protocol_name=None)
+    return c.handle(request("SyncGroup", version, group_id=group, generation_id=generation, member_id=member_id,
+                            assignments=[{"member_id": m, "assignment": a} for m, a in (assignments or {}).items()],
+                            **kw))
+
+
+def heartbeat(c: Coordinator, group: str, member_id: str, generation: int, *, instance: str | None = None,
+              version: int = 4):
+    kw = {"group_instance_id": instance} if version >= 3 else {}
+    return c.handle(request("Heartbeat", version, group_id=group, generation_id=generation, member_id=member_id, **kw))
+
+
+def leave(c: Coordinator, group: str, *identities: tuple[str, str | None], version: int = 5):
+    if version < 3:
+        return c.handle(request("LeaveGroup", version, group_id=group, member_id=identities[0][0]))
+    return c.handle(request("LeaveGroup", version, group_id=group,
+                            members=[{"member_id": m, "group_instance_id": i} for m, i in identities]))
+
+
+def describe(c: Coordinator, *groups: str, version: int = 5):
+    return c.handle(request("DescribeGroups", version, groups=list(groups)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 
 class GroupType(str, enum.Enum):
@@ -54,6 +55,10 @@ class Group(ABC):
     @abstractmethod
     def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
         """Raise KafkaError when this member may not commit offsets now."""
+
+    def after_offset_commit(self, coordinator: Any, ctx: OffsetCommitContext) -> None:
+        """Called after a valid (non-transactional) OffsetCommit; classic members keep
+        their session alive this way."""
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         """Raise KafkaError when this member may not fetch offsets (KIP-848 v9+ checks)."""

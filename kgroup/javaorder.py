@@ -1,0 +1,102 @@
+"""Java `HashMap` iteration order, so kgroup lists members in the order Kafka does.
+
+Kafka's classic group keeps its members in a `java.util.HashMap<String, ...>`. That
+order decides more than display: the leader picked when the leader leaves, the member list the
+leader receives, and the member order inside the GroupMetadata records the broker writes. A
+Python dict keeps insertion order, so kgroup imitates HashMap here to match those bytes.
+
+HashMap puts a key in bucket `spread(hashCode) & (capacity - 1)`. The table starts
+at 16 buckets and doubles when size exceeds 0.75 × capacity, and it never shrinks.
+A bucket keeps its keys in insertion order; a resize splits buckets without
+reordering. Iteration walks the buckets in order. Treeified buckets (8 or more colliding keys in
+a table of at least 64) are not modelled: string member ids never collide that much.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
+
+from kgroup.log.partitioner import java_string_hashcode
+
+V = TypeVar("V")
+
+_DEFAULT_CAPACITY = 16
+_LOAD_FACTOR = 0.75
+
+
+def java_spread_hash(key: str) -> int:
+    """HashMap.hash(key): the String hash code with its high half folded in (unsigned)."""
+    h = java_string_hashcode(key) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def java_order(keys: Iterable[str], capacity: int = _DEFAULT_CAPACITY) -> list[str]:
+    """Keys (given in insertion order) in the order a HashMap of `capacity` iterates them."""
+    mask = capacity - 1
+    indexed = list(keys)
+    return [k for _, _, k in sorted((java_spread_hash(k) & mask, i, k) for i, k in enumerate(indexed))]
+
+
+class JavaHashMap(dict[str, V]):
+    """A dict whose iteration order is java.util.HashMap's for the same operations."""
+
+    def __init__(self, items: Iterable[tuple[str, V]] = ()) -> None:
+        super().__init__()
+        self.capacity = 0  # the table is allocated on the first put, as in Java
+        self._order: list[str] | None = None
+        for k, v in items:
+            self[k] = v
+
+    def __setitem__(self, key: str, value: V) -> None:
+        if key not in self:
+            if self.capacity == 0:
+                self.capacity = _DEFAULT_CAPACITY
+            if len(self) + 1 > self.capacity * _LOAD_FACTOR:
+                self.capacity *= 2
+            self._order = None
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self._order = None
+
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        if key in self:
+            self._order = None
+        return super().pop(key, *default)
+
+    def clear(self) -> None:
+        super().clear()
+        self._order = None
+
+    def _java_keys(self) -> list[str]:
+        if self._order is None:
+            self._order = java_order(super().__iter__(), self.capacity or _DEFAULT_CAPACITY)
+        return self._order
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._java_keys()))
+
+    def keys(self):  # type: ignore[override]
+        return list(self._java_keys())
+
+    def values(self):  # type: ignore[override]
+        return [dict.__getitem__(self, k) for k in self._java_keys()]
+
+    def items(self):  # type: ignore[override]
+        return [(k, dict.__getitem__(self, k)) for k in self._java_keys()]
+
+    def first_key(self) -> str | None:
+        keys = self._java_keys()
+        return keys[0] if keys else None
+
+    def __repr__(self) -> str:
+        return f"JavaHashMap({dict(self.items())!r})"
+
+    def __deepcopy__(self, memo: dict) -> "JavaHashMap[V]":
+        import copy
+        clone: JavaHashMap[V] = JavaHashMap()
+        clone.capacity = self.capacity
+        for k in super().__iter__():
+            dict.__setitem__(clone, k, copy.deepcopy(dict.__getitem__(self, k), memo))
+        return clone
