@@ -61,6 +61,28 @@ def offsets_overview(coordinator: Any) -> alt.VConcatChart:
             ).resolve_scale(color="independent", shape="independent")
 
 
+def ownership_timeline(intervals: list[dict], generations: list[tuple[int, int]] | None = None, *,
+                       title: str = "Partition ownership over time") -> alt.LayerChart:
+    """Who owned which partition when (bars), with a rule at every new generation.
+
+    `intervals`: rows with consumer, topic, partition, start, end (ms), as
+    `Simulation.ownership_intervals()` gives them; `generations`: (ms, generation)."""
+    df = pd.DataFrame(intervals, columns=["consumer", "topic", "partition", "start", "end", "generation"])
+    df = df.assign(tp=df["topic"].astype(str) + "-" + df["partition"].astype(str),
+                   start_s=df["start"] / 1000, end_s=df["end"] / 1000)
+    bars = (alt.Chart(df).mark_bar(height=10)
+            .encode(x=alt.X("start_s:Q", title="time (s)"), x2="end_s:Q",
+                    y=alt.Y("tp:N", title="topic-partition", sort=sorted(set(df["tp"]))),
+                    color=alt.Color("consumer:N", title="owner"),
+                    tooltip=["consumer", "tp", "start_s", "end_s", "generation"]))
+    gens = pd.DataFrame(generations or [], columns=["t", "generation"]).assign(
+        t_s=lambda d: d["t"] / 1000, label=lambda d: "gen " + d["generation"].astype(str))
+    rules = alt.Chart(gens).mark_rule(color="#555", strokeDash=[3, 3]).encode(x="t_s:Q")
+    labels = alt.Chart(gens).mark_text(align="left", dx=3, dy=-4, fontSize=9, color="#555").encode(
+        x="t_s:Q", y=alt.value(0), text="label:N")
+    return alt.layer(bars, rules, labels, title=title).properties(width=560)
+
+
 def save(chart: alt.Chart, path: str | Path) -> Path:
     """Export a chart to PNG or SVG (by suffix) with vl-convert; works headless."""
     import vl_convert as vlc

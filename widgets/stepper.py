@@ -14,6 +14,7 @@ import pandas as pd
 
 from kgroup.errors import ErrorCode
 from kgroup.protocol import to_data
+from kgroup.runtime import PendingResponse
 from kgroup.scenario import Scenario
 from widgets.palette import ERROR
 from widgets.record_log import log_row, mimebundle
@@ -32,6 +33,10 @@ def _named(data: Any) -> Any:
 def _pretty(entity: Any) -> str:
     if entity is None:
         return "—"
+    if isinstance(entity, PendingResponse):
+        if not entity.done:
+            return f"(waiting: {entity.waiting_for})"
+        entity = entity.response
     data = _named(to_data(entity))
     name = type(entity).__name__
     version = getattr(type(entity), "__version__", "")
@@ -78,7 +83,26 @@ class Stepper:
 
     def state(self) -> dict[str, pd.DataFrame]:
         snap = self.scenario.state_after(self.index)
-        return {"groups": pd.DataFrame(snap.groups_table()), "offsets": pd.DataFrame(snap.offsets_table())}
+        observed = self.scenario.steps[self.index].observed
+        groups = observed.get("groups") if observed else snap.groups_table()
+        return {"groups": pd.DataFrame(groups), "offsets": pd.DataFrame(snap.offsets_table()),
+                "members": pd.DataFrame(observed.get("members", []) if observed else [])}
+
+    def _response_text(self) -> str:
+        step = self.scenario.steps[self.index]
+        if not isinstance(step.response, PendingResponse):
+            return _pretty(step.response)
+        later = next((s.index for s in self.scenario.steps if step.index in s.answered), None)
+        if later is None:
+            return f"(still waiting: {step.response.waiting_for})"
+        if later == step.index:
+            return _pretty(step.response)
+        return f"(held back; answered at step {later + 1})\n" + _pretty(step.response)
+
+    def answered_here(self) -> list[str]:
+        """Earlier requests whose waiting answer this step completed."""
+        step = self.scenario.steps[self.index]
+        return [f"step {i + 1} ({self.scenario.steps[i].label})" for i in step.answered if i != step.index]
 
     def refresh(self) -> None:
         self.prev.disabled = self.index == 0
@@ -87,16 +111,22 @@ class Stepper:
 
     def to_html(self) -> str:
         step = self.scenario.steps[self.index]
-        response_style = f"color:{ERROR}" if step.response is not None and _has_error(to_data(step.response)) else ""
+        answer = self.scenario.response_of(self.index)
+        response_style = f"color:{ERROR}" if answer is not None and _has_error(to_data(answer)) else ""
         state = self.state()
+        answered = self.answered_here()
         parts = [
             f"<h4>Step {step.index + 1}/{len(self.scenario)}: {html.escape(step.label)} "
             f"<small>(t={step.time_ms} ms, log positions {step.start_position}–{step.end_position})</small></h4>",
             "<div style='display:flex;gap:1em'>",
             f"<pre style='flex:1'>{html.escape(_pretty(step.request))}</pre>",
-            f"<pre style='flex:1;{response_style}'>{html.escape(_pretty(step.response))}</pre></div>",
+            f"<pre style='flex:1;{response_style}'>{html.escape(self._response_text())}</pre></div>",
+            (f"<p><b>this step completed the waiting answers of</b> {html.escape(', '.join(answered))}</p>"
+             if answered else ""),
             "<b>records written</b>", self.records().to_html(index=False, escape=True),
             "<b>groups</b>", state["groups"].to_html(index=False) if len(state["groups"]) else "<p>none</p>",
+            *(["<b>members (live, incl. soft state)</b>", state["members"].to_html(index=False)]
+              if len(state["members"]) else []),
             "<b>committed offsets</b>", state["offsets"].to_html(index=False) if len(state["offsets"]) else "<p>none</p>",
         ]
         return "".join(parts)
