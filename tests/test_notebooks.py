@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 #: notebooks whose committed outputs must match a fresh run (deterministic by design)
-NBVAL = ["01_offsets_and_the_log.ipynb"]
+NBVAL = ["01_offsets_and_the_log.ipynb", "02_classic_static_membership.ipynb"]
 
 
 def test_there_are_notebooks():
@@ -48,3 +48,21 @@ def test_notebook_outputs_match_with_nbval(name):
          "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"), str(ROOT / "notebooks" / name)],
         cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.notebook
+def test_notebook_02_shows_fewer_rebalances_for_static_members(tmp_path):
+    """The claim comes from the simulation the notebook runs, read from its output."""
+    import re
+
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "02_classic_static_membership.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out"), "num_consumers": 4})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    m = re.search(r"static members (\d+), dynamic members (\d+); partitions ever owned twice at once: (\d+)", text)
+    assert m, text[-2000:]
+    static, dynamic, double = map(int, m.groups())
+    assert static < dynamic and dynamic == 2 * 4 and double == 0
