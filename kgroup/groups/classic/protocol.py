@@ -553,21 +553,29 @@ def heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
     return Result({"throttle_time": 0, "error_code": code}, replay=False)
 
 
-def _heartbeat(c: "Coordinator", req: Any) -> ErrorCode:
-    group_id = req.group_id
+def _member_group(c: "Coordinator", group_id: str, migration_hook: str) -> tuple[ClassicGroup | None, Any]:
+    """The classic group a member request names, or — for a group of another type — that
+    group's classic-protocol hook (online migration) when it has one."""
     if not group_id:
         raise KafkaError(ErrorCode.invalid_group_id)
     c.check_coordinator(group_id)
     group = c.groups.get(group_id)
     if group is not None and not isinstance(group, ClassicGroup):
-        other = getattr(group, "classic_heartbeat", None)
+        other = getattr(group, migration_hook, None)
         if other is None:
             raise KafkaError(ErrorCode.unknown_member_id, f"group {group_id} is not a classic group")
-        return other(c, req)
+        return None, other
     if group is None:
         raise KafkaError(ErrorCode.unknown_member_id, f"group {group_id} not found")
     if group.is_in_state(S.DEAD):
         raise KafkaError(ErrorCode.coordinator_not_available)
+    return group, None
+
+
+def _heartbeat(c: "Coordinator", req: Any) -> ErrorCode:
+    group, other = _member_group(c, req.group_id, "classic_heartbeat")
+    if other is not None:
+        return other(c, req)
     group.validate_member(req.member_id, get(req, "group_instance_id"))
     if req.generation_id != group.generation_id:
         raise KafkaError(ErrorCode.illegal_generation)
@@ -596,21 +604,11 @@ def leave_group(c: "Coordinator", req: Any, version: int) -> Result:
 
 def _leave(c: "Coordinator", group_id: str, identities: list[tuple[str, str | None]]):
     try:
-        if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id)
-        c.check_coordinator(group_id)
-        group = c.groups.get(group_id)
-        if group is not None and not isinstance(group, ClassicGroup):
-            other = getattr(group, "classic_leave", None)
-            if other is None:
-                raise KafkaError(ErrorCode.unknown_member_id, f"group {group_id} is not a classic group")
-            return other(c, identities)
-        if group is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"group {group_id} not found")
-        if group.is_in_state(S.DEAD):
-            raise KafkaError(ErrorCode.coordinator_not_available)
+        group, other = _member_group(c, group_id, "classic_leave")
     except KafkaError as e:
         return e.code, [], EMPTY
+    if other is not None:
+        return other(c, identities)
 
     answers, left = [], []
     for member_id, instance_id in identities:
