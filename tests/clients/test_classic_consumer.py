@@ -89,3 +89,23 @@ def test_a_second_process_with_the_same_instance_id_fences_the_first():
                                    name="c0-twin"))
     sim.run(10_000)
     assert str(sim.consumer("c0").state) == "fenced" and twin.owned
+
+
+def test_group_metadata_json_keeps_base64_but_the_dump_log_rendering_expands_it(tmp_path):
+    # Kafka's console formatter prints the embedded bytes as base64; kafka-dump-log.sh decodes them.
+    import base64
+    import json
+
+    from kgroup.dumps import read_dump, render_dump_log
+
+    c, sim = make(2, static=True)
+    c.log.write(tmp_path)
+    rec = [e.record for e in c.log if isinstance(e.record, GroupMetadata)][-1]
+    member = rec.json_obj()["value"]["data"]["members"][0]
+    assert base64.b64decode(member["subscription"]) == rec.value.members[0].subscription
+    entries = [e for e in read_dump(tmp_path) if isinstance(e.record, GroupMetadata)]
+    line = list(render_dump_log(entries))[-1]
+    payload = json.loads(line.split(" payload: ", 1)[1])
+    expanded = payload["data"]["members"][0]
+    assert expanded["subscription"]["topics"] == ["orders"]
+    assert expanded["assignment"]["assignedPartitions"][0]["topic"] == "orders"
