@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgroup.clients.assignors import MemberSubscription, RebalanceProtocol, get_assignor
@@ -201,10 +201,7 @@ class ClassicConsumer:
             protocols=protocols, reason=None), client_id=self.config.client_id)
         self.state = MemberState.JOINING
         self.rejoin_needed = False
-        self._drive_rebalance_if_done()
-
-    def _drive_rebalance_if_done(self) -> None:
-        if self._join is not None and self._join.done:
+        if self._join.done:  # e.g. MEMBER_ID_REQUIRED comes back at once
             self._on_join_response(self._join.response)
 
     def _on_join_response(self, resp: Any) -> None:

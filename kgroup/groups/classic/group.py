@@ -19,7 +19,7 @@ from typing import Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import Group, GroupType, OffsetCommitContext
-from kgroup.javaorder import JavaHashMap, java_order
+from kgroup.javaorder import JavaHashMap
 from kgroup.records import GroupMetadata, GroupMetadataKey, GroupMetadataValue
 from kgroup.runtime import PendingResponse
 
@@ -122,11 +122,6 @@ class ClassicMember:
         if self.is_new:
             return False
         return self.is_awaiting_join or self.is_awaiting_sync
-
-    @property
-    def subscription(self) -> bytes:
-        """The metadata of the first protocol (what a loaded member carries)."""
-        return self.protocols[0][1] if self.protocols else b""
 
 
 @dataclass(eq=False)
@@ -489,4 +484,4 @@ class ClassicGroup(Group):
 
 
 __all__ = ["ClassicGroup", "ClassicGroupState", "ClassicMember", "CONSUMER_PROTOCOL_TYPE",
-           "GROUP_METADATA_VALUE_VERSION", "java_order"]
+           "GROUP_METADATA_VALUE_VERSION"]

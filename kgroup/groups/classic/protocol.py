@@ -28,11 +28,6 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, DESCRIBE_GROUPS = 11, 14, 12, 13, 15
 
 
-def _records(*results: Result) -> Result:
-    records = [r for res in results for r in res.records]
-    return Result(records=records, replay=False)
-
-
 def join_data(member_id: str = "", error_code: ErrorCode = ErrorCode.none, *, generation_id: int = -1,
               protocol_type: str | None = None, protocol_name: str | None = None, leader: str = "",
               skip_assignment: bool = False, members: list | None = None) -> dict:
