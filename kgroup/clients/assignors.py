@@ -24,8 +24,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Callable
 
+from kgroup.javaorder import java_order
+from kgroup.log.partitioner import java_string_hashcode
 from kgroup.protocol.consumer_protocol import (Assignment, ConsumerProtocolError, Subscription,
-                                               _group_by_topic, _java_string_hash, _Reader)
+                                               _group_by_topic, _Reader)
 
 __all__ = [
     "RebalanceProtocol", "MemberSubscription", "ClientAssignor", "RangeAssignor",
@@ -60,6 +62,7 @@ def _jkey(s: str) -> bytes:
 
 
 def _spread(h: int) -> int:
+    """HashMap.hash() of an already computed hashCode (for non-String keys)."""
     h &= 0xFFFFFFFF
     return h ^ (h >> 16)
 
@@ -72,16 +75,13 @@ def _capacity_for(size: int) -> int:
 
 
 def _hashmap_put_order(keys: list[str]) -> list[str]:
-    """Iteration order of a default java.util.HashMap after put()-ing `keys` in order
-    (bucket, then insertion; treeified buckets are not modelled)."""
-    mask = _capacity_for(len(keys)) - 1
-    return [k for _, _, k in sorted((_spread(_java_string_hash(k)) & mask, i, k)
-                                    for i, k in enumerate(keys))]
+    """Iteration order of a default java.util.HashMap after put()-ing `keys` in order."""
+    return java_order(keys, _capacity_for(len(keys)))
 
 
 def _tp_hash(tp: TP) -> int:
     # TopicPartition.hashCode(): 31 * (31 + partition) + topic.hashCode(), in int32.
-    return (31 * (31 + tp[1]) + _java_string_hash(tp[0])) & 0xFFFFFFFF
+    return (31 * (31 + tp[1]) + java_string_hashcode(tp[0])) & 0xFFFFFFFF
 
 
 class _JavaHashSet:

@@ -30,6 +30,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from kgroup.javaorder import java_spread_hash
+
 __all__ = [
     "ConsumerProtocolError", "Subscription", "Assignment", "HIGHEST_VERSION",
     "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
@@ -92,14 +94,6 @@ class Assignment:
 # resizes at the *start* of a call once size > threshold), and head-of-bin insertion.
 
 
-def _java_string_hash(s: str) -> int:
-    h = 0
-    units = s.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(units), 2):
-        h = (31 * h + ((units[i] << 8) | units[i + 1])) & 0xFFFFFFFF
-    return h
-
-
 def _java_hashmap_order(keys_in_call_order: Iterable[str]) -> list[str]:
     """Keys in the order a java.util.HashMap filled by computeIfAbsent iterates them.
 
@@ -122,8 +116,7 @@ def _java_hashmap_order(keys_in_call_order: Iterable[str]) -> list[str]:
     for key in keys_in_call_order:
         if size > threshold or not table:
             resize()
-        h = _java_string_hash(key)
-        h ^= h >> 16
+        h = java_spread_hash(key)
         bucket = table[h & (len(table) - 1)]
         if any(k == key for _, k in bucket):
             continue
