@@ -80,3 +80,20 @@ class Group(ABC):
     @abstractmethod
     def tombstones(self) -> list:
         """Records that delete this group (its offsets are deleted separately)."""
+
+    # -- display ---------------------------------------------------------------------------
+    @property
+    def epoch(self) -> int:
+        """The group's generation (classic) or group epoch (consumer, streams, share)."""
+        return 0
+
+    def describe_members(self) -> list[dict]:
+        """Members as rows (for tables, widgets and dump replay)."""
+        return []
+
+    def describe(self) -> dict:
+        """The group as plain data: what its Describe API would say, in one shape for every
+        group type (used by dump replay, the `kgroup` command and notebooks)."""
+        return {"group_id": self.group_id, "type": str(self.type), "state": self.state,
+                "protocol_type": self.protocol_type, "epoch": self.epoch,
+                "members": self.describe_members()}

@@ -470,6 +470,10 @@ class ClassicGroup(Group):
         return [GroupMetadata.tombstone(GroupMetadataKey(group=self.group_id))]
 
     # -- display ---------------------------------------------------------------------------
+    @property
+    def epoch(self) -> int:
+        return self.generation_id
+
     def describe_members(self) -> list[dict]:
         """Members as rows (for tables and widgets)."""
         return [{"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
