@@ -1,0 +1,201 @@
+"""What KIP-848 groups share with the groups built on them (KIP-1071 streams, KIP-932 share).
+
+The three epochs of KIP-848, in one place:
+
+- the **group epoch** moves when the group's membership or subscriptions change, or when
+  the metadata of a subscribed topic changes (persisted in the group's metadata record);
+- the **assignment epoch** (target assignment epoch) catches up with the group epoch when
+  a new target assignment is computed;
+- each **member epoch** catches up with the assignment epoch when the member has reconciled
+  (revoked what it must give up) and moves to the target.
+
+Kafka's names are used throughout: `MemberState`, the leave epochs, `ModernGroup`.
+"""
+from __future__ import annotations
+
+import enum
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kgroup.groups.base import Group
+
+#: A member leaving for good sends this epoch (KIP-848).
+LEAVE_GROUP_MEMBER_EPOCH = -1
+#: A static member leaving temporarily sends this epoch: it keeps its identity and
+#: partitions until its session times out (KIP-848, "static membership").
+LEAVE_GROUP_STATIC_MEMBER_EPOCH = -2
+
+#: partitions of a topic, by topic id
+Assignment = dict[uuid.UUID, frozenset[int]]
+#: assigned partitions with the epoch each was assigned at (KIP-1251), by topic id
+EpochAssignment = dict[uuid.UUID, dict[int, int]]
+
+
+class MemberState(enum.IntEnum):
+    """Where a member is in its reconciliation (Kafka's `MemberState`, byte values as persisted)."""
+
+    STABLE = 0
+    UNREVOKED_PARTITIONS = 1
+    UNRELEASED_PARTITIONS = 2
+    UNKNOWN = 127
+
+    @classmethod
+    def of(cls, value: int) -> "MemberState":
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNKNOWN
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class ModernGroupState(str, enum.Enum):
+    """The state of a KIP-848-style group, derived from its epochs and members."""
+
+    EMPTY = "Empty"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def java_uuid_hash(u: uuid.UUID) -> int:
+    """Kafka's `Uuid.hashCode()`: the 64-bit xor of both halves, folded to 32 bits."""
+    msb, lsb = u.int >> 64, u.int & 0xFFFFFFFFFFFFFFFF
+    h = msb ^ lsb
+    return ((h >> 32) ^ h) & 0xFFFFFFFF
+
+
+def java_hash_order(keys: Iterable[Any], hash32, capacity: int | None = None) -> list:
+    """Keys in the iteration order of a Java `HashMap` filled with them (bucket order; keys
+    sharing a bucket keep their given order). `capacity` defaults to what `put()`-ing the
+    keys one by one into a `new HashMap<>()` grows to."""
+    keys = list(keys)
+    if capacity is None:
+        capacity = 16
+        while len(keys) > capacity * 3 // 4:
+            capacity *= 2
+    mask = capacity - 1
+
+    def bucket(k):
+        h = hash32(k) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & mask
+    return sorted(keys, key=bucket)  # sorted() is stable: same-bucket keys keep their order
+
+
+def topic_order(topic_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+    """Topic ids in the order a Java `HashMap<Uuid, ...>` lists them (the order of
+    topics inside the records and responses Kafka builds from such maps)."""
+    return java_hash_order(topic_ids, java_uuid_hash)
+
+
+def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> Assignment:
+    """An assignment with frozensets and without empty topics (assignments compare equal)."""
+    return {t: frozenset(ps) for t, ps in assignment.items() if ps}
+
+
+def partitions_of(assignment: Mapping[uuid.UUID, Any]) -> Assignment:
+    """The plain partitions of an assignment that may carry per-partition epochs."""
+    return {t: frozenset(ps) for t, ps in assignment.items() if ps}
+
+
+def count_partitions(assignment: Mapping[uuid.UUID, Any]) -> int:
+    return sum(len(ps) for ps in assignment.values())
+
+
+class ModernGroup(Group):
+    """The epochs, members and target assignment every KIP-848-style group keeps.
+
+    Subclasses hold their own member type; this class only needs `member_epoch`,
+    `state` (a `MemberState`) and `instance_id` on it.
+    """
+
+    def __init__(self, group_id: str) -> None:
+        self.group_id = group_id
+        self.group_epoch = 0
+        self.assignment_epoch = 0
+        self.assignment_timestamp = 0
+        self.metadata_hash = 0
+        self.creation_time_ms = -1
+        self.members: dict[str, Any] = {}
+        #: instance id -> member id of static members
+        self.static_members: dict[str, str] = {}
+        #: member id -> target assignment
+        self.target_assignment: dict[str, Any] = {}
+        # Soft state (not persisted, as in Kafka): when the subscribed topics' metadata must
+        # be checked again. A freshly loaded group checks it on its first heartbeat.
+        self.metadata_refresh_deadline = 0
+        self.metadata_refresh_epoch = -1
+        self.metadata_version_seen = -1
+        self.deleted = False
+
+    # -- epochs and state ---------------------------------------------------------------
+    @property
+    def epoch(self) -> int:
+        return self.group_epoch
+
+    @property
+    def state(self) -> str:
+        return str(self.modern_state)
+
+    @property
+    def modern_state(self) -> ModernGroupState:
+        """Kafka's `maybeUpdateGroupState`: derived, never stored."""
+        if self.deleted:
+            return ModernGroupState.DEAD
+        if not self.members:
+            return ModernGroupState.EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ModernGroupState.ASSIGNING
+        for m in self.members.values():
+            if m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE:
+                return ModernGroupState.RECONCILING
+        return ModernGroupState.STABLE
+
+    def is_empty(self) -> bool:
+        return not self.members
+
+    def has_metadata_expired(self, now: int, cluster_version: int) -> bool:
+        """Kafka's `hasMetadataExpired`, plus a changed cluster (Kafka's metadata listener
+        asks subscribed groups for a refresh when topics change)."""
+        return (now >= self.metadata_refresh_deadline or self.group_epoch != self.metadata_refresh_epoch
+                or cluster_version != self.metadata_version_seen)
+
+    def set_metadata_refresh_deadline(self, deadline: int, epoch: int, cluster_version: int) -> None:
+        self.metadata_refresh_deadline = deadline
+        self.metadata_refresh_epoch = epoch
+        self.metadata_version_seen = cluster_version
+
+    # -- members ------------------------------------------------------------------------
+    def has_member(self, member_id: str) -> bool:
+        return member_id in self.members
+
+    def static_member(self, instance_id: str | None) -> Any:
+        member_id = self.static_members.get(instance_id) if instance_id is not None else None
+        return self.members.get(member_id) if member_id is not None else None
+
+    def static_member_id(self, instance_id: str | None) -> str | None:
+        return self.static_members.get(instance_id) if instance_id is not None else None
+
+    def has_static_member(self, instance_id: str | None) -> bool:
+        return instance_id is not None and instance_id in self.static_members
+
+    def _index_member(self, old: Any, new: Any) -> None:
+        """Keep the static-member index in line with a member update or removal."""
+        if old is not None and old.instance_id is not None and \
+                self.static_members.get(old.instance_id) == old.member_id and \
+                (new is None or new.instance_id != old.instance_id):
+            del self.static_members[old.instance_id]
+        if new is not None and new.instance_id is not None:
+            self.static_members[new.instance_id] = new.member_id
+
+
+__all__ = ["LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
+           "MemberState", "ModernGroupState", "ModernGroup", "java_uuid_hash", "java_hash_order", "topic_order",
+           "frozen", "partitions_of", "count_partitions"]
