@@ -37,6 +37,9 @@ class Cluster:
         self.racks = list(racks)
         self._rng = random.Random(seed) if seed is not None else None
         self.metadata_version = 0
+        #: the metadata version of the last topic creation (Kafka's `lastMetadataImageWithNewTopics`):
+        #: regular expressions resolved before it may match more now
+        self.last_version_with_new_topics = 0
         for name, partitions in (topics or {}).items():
             self.create_topic(name, partitions)
 
@@ -58,6 +61,7 @@ class Cluster:
         self._topics[name] = topic
         self._by_id[topic_id] = topic
         self.metadata_version += 1
+        self.last_version_with_new_topics = self.metadata_version
         return topic_id
 
     def delete_topic(self, name: str) -> None:

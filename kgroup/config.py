@@ -59,6 +59,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     _s("group.consumer.max.heartbeat.interval.ms", 15_000, int, "Largest consumer heartbeat interval.", at_least=1),
     _s("group.consumer.max.size", INT_MAX, int, "Most members of a consumer group.", at_least=1),
     _s("group.consumer.assignors", ["uniform", "range"], list, "Server-side assignors; the first is the default."),
+    _s("group.consumer.regex.refresh.interval.ms", 600_000, int,
+       "How long a resolved subscription regex stands before a heartbeat resolves it again.", at_least=1),
     _s("group.consumer.migration.policy", "bidirectional", str, "Online classic<->consumer migration.",
        choices=("disabled", "downgrade", "upgrade", "bidirectional")),
     # KIP-1071 streams groups

@@ -163,6 +163,10 @@ class Coordinator:
                                            timestamp=now)
             self._replay(entry)
             written.append(entry)
+        for follow_up in result.then:
+            more = follow_up()
+            if more is not None:
+                written += self._apply(more)
         return written
 
     def _replay(self, entry: Any) -> None:
@@ -449,3 +453,4 @@ def _list_groups(c: Coordinator, req: Any, version: int) -> Result:
 
 # The group modules register their handlers and replays on import.
 import kgroup.groups.classic.protocol  # noqa: E402,F401
+import kgroup.groups.consumer  # noqa: E402,F401

@@ -64,6 +64,9 @@ class Result:
     #: False for classic-group writes: as in Kafka (`CoordinatorResult(..., replayRecords=false)`)
     #: the handler already changed the classic group in memory and the records only persist it.
     replay: bool = True
+    #: writes that follow this one, each computed after it was applied (Kafka's executor
+    #: tasks, e.g. resolving regular expressions, whose results are written separately)
+    then: Sequence[Callable[[], "Result | None"]] = ()
 
 
 class ResponseNotReadyError(RuntimeError):

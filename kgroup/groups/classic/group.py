@@ -159,6 +159,10 @@ class ClassicGroup(Group):
     def is_empty(self) -> bool:
         return self.current_state is ClassicGroupState.EMPTY
 
+    def is_simple(self) -> bool:
+        """A group that only holds offsets (Kafka's `isSimpleGroup`): no protocol, nobody in it."""
+        return self.protocol_type is None and not self.members and not self.pending_join_members
+
     def has_member(self, member_id: str) -> bool:
         return member_id in self.members
 

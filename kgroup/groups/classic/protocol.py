@@ -265,7 +265,7 @@ def _reset_and_propagate_assignment_with_error(c: "Coordinator", group: ClassicG
 def join_group(c: "Coordinator", req: Any, version: int) -> Result:
     future = _JoinFuture(JOIN_GROUP, version, f"the join phase of group {req.group_id!r} to complete")
     result = _join(c, req, version, future)
-    return Result(future, result.records, replay=False)
+    return Result(future, result.records, replay=result.replay, then=result.then)
 
 
 def _join(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
@@ -472,7 +472,7 @@ def _join_existing_member(c: "Coordinator", group: ClassicGroup, r: _JoinRequest
 def sync_group(c: "Coordinator", req: Any, version: int) -> Result:
     future = PendingResponse(SYNC_GROUP, version, f"the leader's assignment for group {req.group_id!r}")
     result = _sync(c, req, version, future)
-    return Result(future, result.records, replay=False)
+    return Result(future, result.records, replay=result.replay, then=result.then)
 
 
 def _sync(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
@@ -594,7 +594,9 @@ def leave_group(c: "Coordinator", req: Any, version: int) -> Result:
     top, members, result = _leave(c, req.group_id, identities)
     if version < 3 and top == ErrorCode.none and members:
         top = members[0]["error_code"]  # v0-2 carry the one member's error at the top
-    return Result({"throttle_time": 0, "error_code": top, "members": members}, result.records, replay=False)
+    # A consumer group answering for classic members (migration) has its records replayed.
+    return Result({"throttle_time": 0, "error_code": top, "members": members}, result.records,
+                  replay=result.replay, then=result.then)
 
 
 def _leave(c: "Coordinator", group_id: str, identities: list[tuple[str, str | None]]):

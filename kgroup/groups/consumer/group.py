@@ -1,0 +1,440 @@
+"""A KIP-848 consumer group as the coordinator keeps it: members, epochs, target assignment,
+who owns which partition at which epoch, and resolved regular expressions.
+
+Everything here is rebuilt by replaying records 3-8 and 16; the heartbeat handler
+(`protocol.py`) only reads it and decides which records to write.
+"""
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgroup.errors import ErrorCode, KafkaError
+from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
+                                  EpochAssignment, MemberState, ModernGroup, ModernGroupState, java_hash_order,
+                                  partitions_of, topic_order)
+from kgroup.javaorder import java_order
+from kgroup.log.partitioner import java_string_hashcode
+from kgroup import records as R
+
+CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member speaking the classic protocol inside a consumer group brought with its
+    JoinGroup (KIP-848 online migration)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMember:
+    """One member (Kafka's `ConsumerGroupMember`): subscription + current assignment."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: frozenset[str] = frozenset()
+    subscribed_topic_regex: str | None = None
+    server_assignor_name: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: MemberState = MemberState.STABLE
+    #: topic id -> {partition: epoch it was assigned at}
+    assigned_partitions: EpochAssignment = field(default_factory=dict)
+    partitions_pending_revocation: EpochAssignment = field(default_factory=dict)
+    classic_member_metadata: ClassicMemberMetadata | None = None
+
+    def replace(self, **changes: Any) -> "ConsumerGroupMember":
+        return dataclasses.replace(self, **changes)
+
+    def with_epoch(self, epoch: int) -> "ConsumerGroupMember":
+        """Kafka's `Builder.updateMemberEpoch`: the current epoch becomes the previous one."""
+        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
+
+    @property
+    def is_static(self) -> bool:
+        return self.instance_id is not None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_member_metadata is not None
+
+    def is_reconciled_to(self, target_epoch: int) -> bool:
+        return self.state == MemberState.STABLE and self.member_epoch == target_epoch
+
+    @property
+    def assigned(self) -> Assignment:
+        """The assigned partitions without their epochs."""
+        return partitions_of(self.assigned_partitions)
+
+    @property
+    def pending_revocation(self) -> Assignment:
+        return partitions_of(self.partitions_pending_revocation)
+
+    def subscribed_topics(self, resolved_regexes: Mapping[str, "ResolvedRegularExpression"]) -> frozenset[str]:
+        """Topic names subscribed by name or through its resolved regex (unresolved: none)."""
+        names = self.subscribed_topic_names
+        if self.subscribed_topic_regex:
+            resolved = resolved_regexes.get(self.subscribed_topic_regex)
+            if resolved is not None and resolved.topics:
+                names = names | resolved.topics
+        return names
+
+
+@dataclass(frozen=True)
+class ResolvedRegularExpression:
+    """A subscribed regex resolved against the cluster's topics (record 16)."""
+
+    topics: frozenset[str]
+    version: int
+    timestamp: int
+
+
+EMPTY_RESOLVED = ResolvedRegularExpression(frozenset(), -1, -1)
+
+
+class ConsumerGroup(ModernGroup):
+    """A KIP-848 consumer group."""
+
+    type = GroupType.CONSUMER
+
+    def __init__(self, group_id: str) -> None:
+        super().__init__(group_id)
+        self.members: dict[str, ConsumerGroupMember] = {}
+        self.target_assignment: dict[str, Assignment] = {}
+        #: topic id -> {partition: epoch of the member owning it (assigned or pending revocation)}
+        self.partition_epochs: dict[uuid.UUID, dict[int, int]] = {}
+        self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
+        #: regex -> number of members subscribed with it
+        self.subscribed_regexes: Counter[str] = Counter()
+        self.last_regex_refresh_ms = 0
+        self.last_regex_version = -1
+        #: the old (before Kafka 4.1) subscription metadata record is in the log (record 4)
+        self.partition_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
+        #: classic group conversion bookkeeping (soft): member id -> session timeout
+        self.classic_sessions: dict[str, int] = {}
+        #: why the last member was fenced by a timer (for display)
+        self.last_fence_reason: str | None = None
+
+    # -- Group interface ----------------------------------------------------------------
+    @property
+    def protocol_type(self) -> str:
+        return CONSUMER_PROTOCOL_TYPE
+
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
+        """Kafka's `ConsumerGroup.validateOffsetCommit` (strict epoch check; see notes)."""
+        if ctx.generation_id_or_member_epoch < 0 and not self.members:
+            return  # an admin-style commit to an empty group
+        if ctx.is_transactional:
+            member = self.members.get(ctx.member_id)
+            if member is None:
+                raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
+            if ctx.generation_id_or_member_epoch != member.member_epoch:
+                raise KafkaError(ErrorCode.illegal_generation if member.uses_classic_protocol
+                                 else ErrorCode.stale_member_epoch)
+            return
+        member = self.members.get(ctx.member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
+        if member.uses_classic_protocol:
+            if ctx.generation_id_or_member_epoch != member.member_epoch:
+                raise KafkaError(ErrorCode.illegal_generation, "the generation id does not match the member epoch")
+            return
+        if ctx.api_version < 9:
+            raise KafkaError(ErrorCode.unsupported_version,
+                             "OffsetCommit version 9 or above must be used by members using the consumer group protocol")
+        if ctx.generation_id_or_member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.stale_member_epoch,
+                             f"the member epoch {ctx.generation_id_or_member_epoch} is not the current "
+                             f"epoch {member.member_epoch}")
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        if member_epoch < 0 and member_id is None:
+            return  # an admin fetch
+        member = self.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id)
+        if member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.stale_member_epoch)
+
+    def validate_delete_group(self) -> None:
+        if self.modern_state != ModernGroupState.EMPTY:
+            raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        return topic in self.subscribed_topic_names()
+
+    def offset_expiration_base(self, commit_timestamp: int) -> int | None:
+        return commit_timestamp
+
+    def tombstones(self) -> list:
+        """Kafka's `createGroupTombstoneRecords`, in its order."""
+        g = self.group_id
+        out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
+        out += [target_member_tombstone(g, m) for m in self.members]
+        out.append(R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id=g)))
+        out += [member_tombstone(g, m) for m in self.members]
+        out += [regex_tombstone(g, r) for r in self.resolved_regexes]
+        if self.partition_metadata is not None:
+            out.append(partition_metadata_tombstone(g))
+        out.append(R.ConsumerGroupMetadata.tombstone(R.ConsumerGroupMetadataKey(group_id=g)))
+        return out
+
+    # -- what the group subscribes to -----------------------------------------------------
+    def subscribed_topic_names(self, members: Mapping[str, ConsumerGroupMember] | None = None,
+                               resolved: Mapping[str, ResolvedRegularExpression] | None = None) -> set[str]:
+        """Topic names some member subscribes to, by name or through a resolved regex."""
+        members = self.members if members is None else members
+        resolved = self.resolved_regexes if resolved is None else resolved
+        names: set[str] = set()
+        regexes: set[str] = set()
+        for m in members.values():
+            names |= m.subscribed_topic_names
+            if m.subscribed_topic_regex:
+                regexes.add(m.subscribed_topic_regex)
+        for r in regexes:
+            names |= resolved.get(r, EMPTY_RESOLVED).topics
+        return names
+
+    def num_subscribed_members(self, regex: str) -> int:
+        return self.subscribed_regexes.get(regex, 0)
+
+    def current_partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
+        """The epoch of the member owning the partition, or -1 when nobody owns it."""
+        return self.partition_epochs.get(topic_id, {}).get(partition, -1)
+
+    def preferred_server_assignor(self, members: Mapping[str, ConsumerGroupMember]) -> str | None:
+        """The assignor most members ask for (Kafka's `computePreferredServerAssignor`;
+        ties go to the first in Java `HashMap` order, as `Collections.max` does)."""
+        counts = Counter(m.server_assignor_name for m in members.values() if m.server_assignor_name)
+        if not counts:
+            return None
+        best = None
+        for name in java_order(counts, 16):
+            if best is None or counts[name] > counts[best]:
+                best = name
+        return best
+
+    def owner_of(self, topic_id: uuid.UUID, partition: int) -> str | None:
+        """The member currently holding the partition (assigned or still revoking)."""
+        for m in self.members.values():
+            if partition in m.assigned_partitions.get(topic_id, ()) or \
+                    partition in m.partitions_pending_revocation.get(topic_id, ()):
+                return m.member_id
+        return None
+
+    # -- replay helpers (called only from the replay functions) --------------------------
+    def update_member(self, member: ConsumerGroupMember) -> None:
+        old = self.members.get(member.member_id)
+        self.members[member.member_id] = member
+        self._track_regex(old, member)
+        self._index_member(old, member)
+        self._update_partition_epochs(old, member)
+
+    def remove_member(self, member_id: str) -> None:
+        old = self.members.pop(member_id, None)
+        if old is not None:
+            self._track_regex(old, None)
+            self._index_member(old, None)
+            self._update_partition_epochs(old, None)
+        self.classic_sessions.pop(member_id, None)
+
+    def _track_regex(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
+        if old is not None and old.subscribed_topic_regex:
+            self.subscribed_regexes[old.subscribed_topic_regex] -= 1
+            if self.subscribed_regexes[old.subscribed_topic_regex] <= 0:
+                del self.subscribed_regexes[old.subscribed_topic_regex]
+        if new is not None and new.subscribed_topic_regex:
+            self.subscribed_regexes[new.subscribed_topic_regex] += 1
+
+    def _update_partition_epochs(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
+        if old is not None:
+            for assignment in (old.assigned_partitions, old.partitions_pending_revocation):
+                for tid, parts in assignment.items():
+                    owners = self.partition_epochs.get(tid)
+                    if owners is None:
+                        continue
+                    for p in parts:
+                        if owners.get(p) == old.member_epoch:
+                            del owners[p]
+                    if not owners:
+                        del self.partition_epochs[tid]
+        if new is not None:
+            for assignment in (new.assigned_partitions, new.partitions_pending_revocation):
+                for tid, parts in assignment.items():
+                    owners = self.partition_epochs.setdefault(tid, {})
+                    for p in parts:
+                        owners[p] = new.member_epoch
+
+    # -- display ------------------------------------------------------------------------
+    def describe_members(self) -> list[dict]:
+        return [{"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
+                 "member_epoch": m.member_epoch, "state": m.state.label,
+                 "protocol": "classic" if m.uses_classic_protocol else "consumer",
+                 "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                 "subscribed_topic_regex": m.subscribed_topic_regex,
+                 "assigned": {str(t): sorted(ps) for t, ps in m.assigned_partitions.items()},
+                 "pending_revocation": {str(t): sorted(ps) for t, ps in m.partitions_pending_revocation.items()},
+                 "target": {str(t): sorted(ps) for t, ps in self.target_assignment.get(m.member_id, {}).items()}}
+                for m in self.members.values()]
+
+    def describe(self) -> dict:
+        out = super().describe()
+        out.update(assignment_epoch=self.assignment_epoch, metadata_hash=self.metadata_hash)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"ConsumerGroup({self.group_id!r}, {self.state}, epoch={self.group_epoch}, "
+                f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})")
+
+
+# ---------------------------------------------------------------------------------------
+# Records (Kafka's GroupCoordinatorRecordHelpers for consumer groups)
+
+def _java_hashset_order(names: Iterable[str]) -> list[str]:
+    """A `new HashSet<>(collection)`'s iteration order (capacity from the collection size)."""
+    names = list(names)
+    capacity = 16
+    while capacity < int(len(names) / 0.75) + 1:
+        capacity *= 2
+    return java_hash_order(names, java_string_hashcode, capacity)
+
+
+def _topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Any], with_epochs: bool = False) -> list:
+    out = []
+    for tid in topic_order(assignment):
+        parts = sorted(assignment[tid])
+        kw = {"topic_id": tid, "partitions": parts}
+        if with_epochs:
+            kw["assignment_epochs"] = [assignment[tid][p] for p in parts]
+        out.append(cls(**kw))
+    return out
+
+
+def group_epoch_record(group_id: str, epoch: int, metadata_hash: int) -> Any:
+    return R.ConsumerGroupMetadata(R.ConsumerGroupMetadataKey(group_id=group_id),
+                                   R.ConsumerGroupMetadataValue(epoch=epoch, metadata_hash=metadata_hash))
+
+
+def member_record(group_id: str, m: ConsumerGroupMember) -> Any:
+    V = R.ConsumerGroupMemberMetadataValue
+    classic = None
+    if m.classic_member_metadata is not None:
+        classic = V.ClassicMemberMetadata(
+            session_timeout_ms=m.classic_member_metadata.session_timeout_ms,
+            supported_protocols=[V.ClassicProtocol(name=n, metadata=md)
+                                 for n, md in m.classic_member_metadata.supported_protocols])
+    return R.ConsumerGroupMemberMetadata(
+        R.ConsumerGroupMemberMetadataKey(group_id=group_id, member_id=m.member_id),
+        V(instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
+          subscribed_topic_names=_java_hashset_order(m.subscribed_topic_names),
+          subscribed_topic_regex=m.subscribed_topic_regex, rebalance_timeout_ms=m.rebalance_timeout_ms,
+          server_assignor=m.server_assignor_name, classic_member_metadata=classic))
+
+
+def member_tombstone(group_id: str, member_id: str) -> Any:
+    return R.ConsumerGroupMemberMetadata.tombstone(
+        R.ConsumerGroupMemberMetadataKey(group_id=group_id, member_id=member_id))
+
+
+def target_member_record(group_id: str, member_id: str, assignment: Assignment) -> Any:
+    V = R.ConsumerGroupTargetAssignmentMemberValue
+    return R.ConsumerGroupTargetAssignmentMember(
+        R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
+        V(topic_partitions=_topic_partitions(V.TopicPartition, assignment)))
+
+
+def target_member_tombstone(group_id: str, member_id: str) -> Any:
+    return R.ConsumerGroupTargetAssignmentMember.tombstone(
+        R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
+
+
+def target_epoch_record(group_id: str, epoch: int) -> Any:
+    return R.ConsumerGroupTargetAssignmentMetadata(
+        R.ConsumerGroupTargetAssignmentMetadataKey(group_id=group_id),
+        R.ConsumerGroupTargetAssignmentMetadataValue(assignment_epoch=epoch))
+
+
+def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
+    V = R.ConsumerGroupCurrentMemberAssignmentValue
+    return R.ConsumerGroupCurrentMemberAssignment(
+        R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
+          assigned_partitions=_topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
+          partitions_pending_revocation=_topic_partitions(V.TopicPartitions, m.partitions_pending_revocation)))
+
+
+def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
+    return R.ConsumerGroupCurrentMemberAssignment.tombstone(
+        R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
+
+
+def regex_record(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Any:
+    return R.ConsumerGroupRegularExpression(
+        R.ConsumerGroupRegularExpressionKey(group_id=group_id, regular_expression=regex),
+        R.ConsumerGroupRegularExpressionValue(topics=_java_hashset_order(resolved.topics),
+                                              version=resolved.version, timestamp=resolved.timestamp))
+
+
+def regex_tombstone(group_id: str, regex: str) -> Any:
+    return R.ConsumerGroupRegularExpression.tombstone(
+        R.ConsumerGroupRegularExpressionKey(group_id=group_id, regular_expression=regex))
+
+
+def partition_metadata_tombstone(group_id: str) -> Any:
+    return R.ConsumerGroupPartitionMetadata.tombstone(R.ConsumerGroupPartitionMetadataKey(group_id=group_id))
+
+
+def member_from_value(member_id: str, old: ConsumerGroupMember | None, value: Any) -> ConsumerGroupMember:
+    """A member updated with a ConsumerGroupMemberMetadataValue (Kafka's `Builder.updateWith`)."""
+    classic = None
+    if value.classic_member_metadata is not None:
+        cm = value.classic_member_metadata
+        classic = ClassicMemberMetadata(cm.session_timeout_ms,
+                                        tuple((p.name, bytes(p.metadata)) for p in cm.supported_protocols))
+    base = old if old is not None else ConsumerGroupMember(member_id)
+    return base.replace(instance_id=value.instance_id, rack_id=value.rack_id, client_id=value.client_id,
+                        client_host=value.client_host,
+                        subscribed_topic_names=frozenset(value.subscribed_topic_names),
+                        subscribed_topic_regex=value.subscribed_topic_regex,
+                        rebalance_timeout_ms=value.rebalance_timeout_ms,
+                        server_assignor_name=value.server_assignor, classic_member_metadata=classic)
+
+
+def _epoch_assignment(topic_partitions: Iterable[Any], default_epoch: int) -> EpochAssignment:
+    out: EpochAssignment = {}
+    for tp in topic_partitions:
+        epochs = tp.assignment_epochs if getattr(tp, "assignment_epochs", None) is not None else None
+        parts = out.setdefault(tp.topic_id, {})
+        for i, p in enumerate(tp.partitions):
+            parts[p] = epochs[i] if epochs is not None and i < len(epochs) else default_epoch
+    return {t: ps for t, ps in out.items() if ps}
+
+
+def member_assignment_from_value(old: ConsumerGroupMember, value: Any) -> ConsumerGroupMember:
+    """A member with the current assignment of a ConsumerGroupCurrentMemberAssignmentValue.
+    Records written before KIP-1251 carry no per-partition epochs: the member epoch stands in."""
+    return old.replace(member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
+                       state=MemberState.of(value.state),
+                       assigned_partitions=_epoch_assignment(value.assigned_partitions, value.member_epoch),
+                       partitions_pending_revocation=_epoch_assignment(value.partitions_pending_revocation,
+                                                                       value.member_epoch))
+
+
+__all__ = ["ConsumerGroup", "ConsumerGroupMember", "ClassicMemberMetadata", "ResolvedRegularExpression",
+           "EMPTY_RESOLVED", "CONSUMER_PROTOCOL_TYPE", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH",
+           "group_epoch_record", "member_record", "member_tombstone", "target_member_record",
+           "target_member_tombstone", "target_epoch_record", "current_assignment_record",
+           "current_assignment_tombstone", "regex_record", "regex_tombstone", "partition_metadata_tombstone",
+           "member_from_value", "member_assignment_from_value"]

@@ -1,0 +1,154 @@
+"""Replay of the consumer-group records (types 3-8 and 16): the only code that changes a
+`ConsumerGroup`. Tombstones follow Kafka's checks: a member is deleted only after its
+current and target assignments were.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import records as R
+from kgroup.groups.classic import ClassicGroup
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, frozen
+from kgroup.runtime import replays
+
+from .group import ConsumerGroup, ResolvedRegularExpression, member_assignment_from_value, member_from_value
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+
+
+class ReplayError(RuntimeError):
+    """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
+
+
+def persisted_group(c: "Coordinator", group_id: str, create: bool) -> ConsumerGroup | None:
+    """Kafka's `getOrMaybeCreatePersistedConsumerGroup`: a simple classic group (one that only
+    holds offsets) gives way; any other group type is an error."""
+    group = c.groups.get(group_id)
+    if group is None:
+        if not create:
+            return None
+        group = c.groups[group_id] = ConsumerGroup(group_id)
+        return group
+    if isinstance(group, ConsumerGroup):
+        return group
+    if isinstance(group, ClassicGroup) and group.is_simple():
+        group = c.groups[group_id] = ConsumerGroup(group_id)
+        return group
+    raise ReplayError(f"Group {group_id} is not a consumer group")
+
+
+@replays(R.ConsumerGroupMetadata)
+def _metadata(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    if value is None:
+        if group.members or group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but the group still "
+                              "has members or target assignments.")
+        group.deleted = True
+        del c.groups[key.group_id]
+        return
+    group.group_epoch = value.epoch
+    group.metadata_hash = value.metadata_hash
+    if value.creation_time_ms != -1:
+        group.creation_time_ms = value.creation_time_ms
+
+
+@replays(R.ConsumerGroupPartitionMetadata)
+def _partition_metadata(c: "Coordinator", entry: Any) -> None:
+    """The subscription metadata Kafka wrote before 4.1 (replaced by the metadata hash)."""
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    group.partition_metadata = None if value is None else {
+        t.topic_name: (t.topic_id, t.num_partitions) for t in value.topics}
+
+
+@replays(R.ConsumerGroupMemberMetadata)
+def _member(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    old = group.members.get(key.member_id)
+    if value is None:
+        if old is None:
+            return
+        if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
+            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
+                              "ConsumerGroupCurrentMemberAssignmentValue tombstone.")
+        if key.member_id in group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
+                              "ConsumerGroupTargetAssignmentMetadataValue tombstone.")
+        group.remove_member(key.member_id)
+        return
+    group.update_member(member_from_value(key.member_id, old, value))
+
+
+@replays(R.ConsumerGroupTargetAssignmentMetadata)
+def _target_epoch(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    if value is None:
+        if group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
+                              f"{key.group_id} but members still have a target assignment.")
+        group.assignment_epoch = -1
+        return
+    group.assignment_epoch = value.assignment_epoch
+    group.assignment_timestamp = value.assignment_timestamp
+
+
+@replays(R.ConsumerGroupTargetAssignmentMember)
+def _target_member(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    if value is None:
+        group.target_assignment.pop(key.member_id, None)
+        return
+    assignment: dict = {}
+    for tp in value.topic_partitions:
+        assignment.setdefault(tp.topic_id, set()).update(tp.partitions)
+    group.target_assignment[key.member_id] = frozen(assignment)
+
+
+@replays(R.ConsumerGroupCurrentMemberAssignment)
+def _current(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    old = group.members.get(key.member_id)
+    if value is None:
+        if old is not None:
+            group.update_member(old.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                                            previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                                            assigned_partitions={}, partitions_pending_revocation={}))
+        return
+    if old is None:
+        from .group import ConsumerGroupMember
+        old = ConsumerGroupMember(key.member_id)
+    group.update_member(member_assignment_from_value(old, value))
+
+
+@replays(R.ConsumerGroupRegularExpression)
+def _regex(c: "Coordinator", entry: Any) -> None:
+    key, value = entry.record.key, entry.record.value
+    group = persisted_group(c, key.group_id, value is not None)
+    if group is None:
+        return
+    if value is None:
+        group.resolved_regexes.pop(key.regular_expression, None)
+        return
+    group.resolved_regexes[key.regular_expression] = ResolvedRegularExpression(
+        frozenset(value.topics), value.version, value.timestamp)
+    group.last_regex_refresh_ms = max(group.last_regex_refresh_ms, value.timestamp)
+    group.last_regex_version = max(group.last_regex_version, value.version)
