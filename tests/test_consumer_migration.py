@@ -131,3 +131,12 @@ def test_classic_member_leave_and_unknown_members_in_a_consumer_group(c):
     assert isinstance(g, ConsumerGroup) and m1 not in g.members
     # A consumer-protocol member is not reachable through the classic Heartbeat.
     assert heartbeat(c, "g", "new", r.member_epoch).error_code == ErrorCode.unknown_member_id
+
+
+def test_classic_join_needs_a_protocol_every_classic_member_supports(c):
+    classic_group(c)                                     # members speak "range"
+    cgh(c, "new", 0)
+    j = join(c, "g", "", protocols=(("roundrobin", sub()),))
+    assert j.done and j.response.error_code == ErrorCode.inconsistent_group_protocol
+    j = join(c, "g", "", protocols=(("roundrobin", sub()), ("range", sub())))
+    assert j.response.error_code == ErrorCode.member_id_required   # then joins as usual

@@ -194,12 +194,13 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
 
 
 def _supports(group: ConsumerGroup, protocols: list[tuple[str, bytes]]) -> bool:
-    """Kafka's `supportsClassicProtocols`: the member shares a protocol with every classic member."""
-    names = {n for n, _ in protocols}
-    for m in group.members.values():
-        if m.uses_classic_protocol and not names & {n for n, _ in m.classic_member_metadata.supported_protocols}:
-            return False
-    return True
+    """Kafka's `supportsClassicProtocols`: one of the member's protocols is supported by every
+    classic member of the group (any protocol will do while there is none)."""
+    classic = [m for m in group.members.values() if m.uses_classic_protocol]
+    if not classic:
+        return bool(protocols)
+    return any(all(name in {n for n, _ in m.classic_member_metadata.supported_protocols} for m in classic)
+               for name, _ in protocols)
 
 
 def _schedule_sync_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
