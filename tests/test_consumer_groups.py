@@ -146,8 +146,21 @@ def test_fenced_member_epoch_ahead_or_behind(c):
     hb(c, "b", 0, topics=["foo"])            # group epoch 2
     settle(c, {"a": 1, "b": 2})
     assert group(c).members["a"].member_epoch == 2
-    r = hb(c, "a", 0, topics=["foo"])        # epoch 0 while the member exists: not its previous epoch
+    foo = c.cluster.topic_id("foo")
+    r = hb(c, "a", 1, owned={foo: set(range(6))})   # its previous epoch, but owning more than it has
     assert r.error_code == ErrorCode.fenced_member_epoch
+    assert "smaller member epoch (1)" in r.error_message
+
+
+def test_a_fenced_member_rejoins_with_epoch_zero_and_the_same_id(c):
+    """KAFKA-19233 (Kafka 4.3): epoch 0 is always a valid rejoin, whatever the member's epoch."""
+    hb(c, "a", 0, topics=["foo"])
+    hb(c, "b", 0, topics=["foo"])
+    settle(c, {"a": 1, "b": 2})
+    assert group(c).members["a"].member_epoch == 2
+    r = hb(c, "a", 0, topics=["foo"])
+    assert r.error_code == ErrorCode.none and r.member_epoch == 2
+    assert assigned(r) == {t: set(ps) for t, ps in group(c).members["a"].assigned.items()}
 
 
 def test_lost_response_previous_epoch_with_subset_is_accepted(c):
@@ -243,6 +256,16 @@ def test_leave_bumps_the_group_epoch_and_writes_tombstones_in_kafkas_order(c):
     assert written(c, pos) == ["ConsumerGroupCurrentMemberAssignment-", "ConsumerGroupTargetAssignmentMember-",
                                "ConsumerGroupMemberMetadata-", "ConsumerGroupMetadata"]
     assert group(c).group_epoch == epoch + 1 and "b" not in group(c).members
+
+
+def test_last_member_leaving_levels_the_assignment_epoch(c):
+    """KAFKA-20442 (Kafka 4.3): an empty group has matching group and assignment epochs."""
+    hb(c, "a", 0, topics=["foo"])
+    pos = c.position
+    hb(c, "a", -1)
+    assert written(c, pos)[-2:] == ["ConsumerGroupMetadata", "ConsumerGroupTargetAssignmentMetadata"]
+    g = group(c)
+    assert (g.state, g.group_epoch, g.assignment_epoch) == ("Empty", 2, 2)
 
 
 def test_session_timeout_fences_the_member(c):

@@ -193,7 +193,10 @@ def _is_subset(owned: Mapping[uuid.UUID, frozenset[int]] | None, assigned: Mappi
 
 def check_member_epoch(member: ConsumerGroupMember, received: int, owned: Any) -> None:
     """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a subset
-    of its partitions (the response that moved it may have been lost)."""
+    of its partitions (the response that moved it may have been lost). Epoch 0 is a rejoin after
+    being fenced and always accepted (KAFKA-19233, Kafka 4.3)."""
+    if received == 0:
+        return
     if received > member.member_epoch:
         raise KafkaError(ErrorCode.fenced_member_epoch,
                          f"The consumer group member has a greater member epoch ({received}) than the one known "
@@ -564,6 +567,9 @@ def fence_members(c: "Coordinator", group: ConsumerGroup, members: list[Consumer
     change = GroupChange(group, removed=tuple(m.member_id for m in members))
     new_hash = metadata_hash(change.subscribed_topic_names(dropped), c.cluster)
     records.append(G.group_epoch_record(group.group_id, group.group_epoch + 1, new_hash))
+    if not change.members:
+        # An empty group keeps its assignment epoch level with its group epoch (KAFKA-20442).
+        records.append(G.target_epoch_record(group.group_id, group.group_epoch + 1))
     for m in members:
         cancel_timers(c, group.group_id, m.member_id)
     return Result(response, records)
