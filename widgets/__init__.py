@@ -3,7 +3,8 @@
 Every widget is interactive in JupyterLab and also renders statically (HTML) when
 a notebook runs headless, so papermill outputs still show the picture.
 """
+from widgets.reconciliation import ReconciliationRecorder, ReconciliationView
 from widgets.record_log import RecordLogView, log_frame
 from widgets.stepper import Stepper
 
-__all__ = ["RecordLogView", "Stepper", "log_frame"]
+__all__ = ["ReconciliationRecorder", "ReconciliationView", "RecordLogView", "Stepper", "log_frame"]

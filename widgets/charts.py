@@ -83,6 +83,75 @@ def ownership_timeline(intervals: list[dict], generations: list[tuple[int, int]]
     return alt.layer(bars, rules, labels, title=title).properties(width=560)
 
 
+#: The reconciliation grid's colours: a partition a member owns and keeps, one it has to give
+#: up (pending revocation), one its target has but it does not own yet (KIP-848's words).
+ASSIGNMENT_STATES = {"owned": "#4c78a8", "revoking": "#f58518", "target only": "#bcd7ee"}
+
+
+def assignment_grid_chart(cells: pd.DataFrame | list[dict], *, members: list[str] | None = None,
+                          partitions: list[str] | None = None,
+                          title: str = "Current vs target assignment") -> alt.LayerChart:
+    """A heatmap topic-partition × member: owned, revoking, target only; a dot where the
+    process itself owns the partition. `cells`: rows with member, tp, state, process owns
+    (as `ReconciliationView.grid_frame()` gives them)."""
+    df = pd.DataFrame(cells, columns=["member", "tp", "state", "process owns"])
+    states = list(ASSIGNMENT_STATES) + ["owned by the process only"]
+    colours = list(ASSIGNMENT_STATES.values()) + ["#ffffff"]
+    x = alt.X("member:N", title="member", sort=members or sorted(set(df["member"])))
+    y = alt.Y("tp:N", title="topic-partition", sort=partitions or sorted(set(df["tp"])))
+    rects = alt.Chart(df).mark_rect(stroke="#999", strokeWidth=0.5).encode(
+        x=x, y=y, color=alt.Color("state:N", title="partition", scale=alt.Scale(domain=states, range=colours)),
+        tooltip=["member", "tp", "state", "process owns"])
+    dots = alt.Chart(df[df["process owns"].astype(bool)]).mark_circle(color="#222", size=30).encode(x=x, y=y)
+    return alt.layer(rects, dots, title=title).properties(width=alt.Step(36), height=alt.Step(14))
+
+
+def unowned_over_time(series: dict[str, list[tuple[int, int]]], *, events: list[tuple[int, str]] | None = None,
+                      title: str = "Partitions without an owner") -> alt.LayerChart:
+    """One line per scenario: how many partitions no consumer owned, over time.
+
+    `series`: label -> [(ms, count)] as `Simulation.unowned_series()` gives them; `events`:
+    (ms, label) marks (members joining, restarts), drawn as rules."""
+    rows = [{"scenario": label, "t_s": t / 1000, "unowned": n} for label, points in series.items() for t, n in points]
+    df = pd.DataFrame(rows, columns=["scenario", "t_s", "unowned"])
+    lines = (alt.Chart(df).mark_line(interpolate="step-after", strokeWidth=1.6)
+             .encode(x=alt.X("t_s:Q", title="time (s)"), y=alt.Y("unowned:Q", title="partitions without an owner"),
+                     color=alt.Color("scenario:N", title="protocol", sort=list(series),
+                                     legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical")),
+                     strokeDash=alt.StrokeDash("scenario:N", sort=list(series), legend=None),
+                     tooltip=["scenario", "t_s", "unowned"]))
+    marks = pd.DataFrame([{"t_s": t / 1000, "label": label} for t, label in (events or [])], columns=["t_s", "label"])
+    rules = alt.Chart(marks).mark_rule(color="#999", strokeDash=[2, 2]).encode(x="t_s:Q")
+    labels = alt.Chart(marks).mark_text(align="left", dx=3, dy=-4, fontSize=9, color="#555", angle=0).encode(
+        x="t_s:Q", y=alt.value(0), text="label:N")
+    return alt.layer(rules, labels, lines, title=title).properties(width=560, height=220)
+
+
+def assignment_balance(counts: pd.DataFrame | list[dict], *,
+                       title: str = "Partitions per member, by server-side assignor") -> alt.Chart:
+    """Bars: partitions assigned to each member, one panel per assignor (rows with assignor,
+    member, partitions; optional topic for stacking). Above 60 members, a histogram of
+    per-member counts instead (and the title says so)."""
+    df = pd.DataFrame(counts)
+    if "topic" not in df:
+        df["topic"] = "all"
+    totals = df.groupby(["assignor", "member"], as_index=False)["partitions"].sum()
+    if totals["member"].nunique() > 60:
+        return (alt.Chart(totals, title=f"{title} (histogram of per-member counts: "
+                                        f"{totals['member'].nunique()} members)")
+                .mark_bar().encode(x=alt.X("partitions:O", title="partitions of a member"),
+                                   y=alt.Y("count():Q", title="members"), column=alt.Column("assignor:N", title=None))
+                .properties(width=220))
+    members = list(dict.fromkeys(df["member"]))
+    return (alt.Chart(df, title=title).mark_bar()
+            .encode(x=alt.X("member:N", title="member", sort=members),
+                    y=alt.Y("sum(partitions):Q", title="partitions", axis=alt.Axis(tickMinStep=1)),
+                    color=alt.Color("topic:N", title="topic"),
+                    column=alt.Column("assignor:N", title=None, sort=list(dict.fromkeys(df["assignor"]))),
+                    tooltip=["assignor", "member", "topic", "partitions"])
+            .properties(width=alt.Step(22)))
+
+
 def save(chart: alt.Chart, path: str | Path) -> Path:
     """Export a chart to PNG or SVG (by suffix) with vl-convert; works headless."""
     import vl_convert as vlc

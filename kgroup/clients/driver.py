@@ -11,6 +11,12 @@ Every tick the driver runs each consumer's heartbeat thread (`tick`), each poll 
 whose processing time has elapsed (`poll`), scheduled actions (restarts, crashes),
 then advances the coordinator's clock, which fires its timers. It samples who owns
 which partition at every tick, which is what the charts and counts are made of.
+
+Classic consumers (`ClassicConsumer`) and KIP-848 consumers (`ConsumerGroupConsumer`) run
+side by side, also in one group (KIP-848 online migration): for a consumer group the
+"generation" is the group epoch and a rebalance is a bump of it. `observe(fn)` sees every
+heartbeat exchange of a KIP-848 consumer and every batch of records the coordinator's
+timers wrote (what the reconciliation widget steps through).
 """
 from __future__ import annotations
 
@@ -20,7 +26,28 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgroup.clients.consumer import HeartbeatExchange
+
 TP = tuple[str, int]
+
+
+def topics_of(consumer: Any) -> tuple[str, ...]:
+    """The topics a consumer subscribes to (a pattern subscription: the topics it matches now)."""
+    subscribed = getattr(consumer, "subscribed_topics", None)
+    return tuple(subscribed()) if subscribed is not None else tuple(consumer.config.topics)
+
+
+def group_generation(group: Any) -> int:
+    """A classic group's generation, or a consumer group's group epoch."""
+    generation = getattr(group, "generation_id", None)
+    return generation if generation is not None else group.group_epoch
+
+
+def _rebalance_counter(group: Any) -> int:
+    """What counts rebalances on a group object: a classic group counts the rebalances it
+    started; a consumer group's group epoch moves once per change that needs a new assignment."""
+    count = getattr(group, "rebalances", None)
+    return count if count is not None else group.group_epoch
 
 
 @dataclass(order=True)
@@ -49,13 +76,48 @@ class Simulation:
         self.group_samples: list[tuple[int, str, str, int]] = []       # (t, group, state, generation)
         self.actions_log: list[tuple[int, str]] = []
         self._baseline: dict[str, int] = {}
+        #: group id -> rebalances counted so far, and the group object / counter last seen
+        self._rebalances: dict[str, int] = {}
+        self._seen: dict[str, tuple[Any, int]] = {}
+        self._observers: list[Callable[[HeartbeatExchange], None]] = []
         for consumer in consumers:
             self.add(consumer)
 
     def add(self, consumer: Any) -> Any:
         self.consumers.append(consumer)
         self._next_poll[consumer.name] = self.c.now()
+        listeners = getattr(consumer, "heartbeat_listeners", None)
+        if listeners is not None and self._on_exchange not in listeners:
+            listeners.append(self._on_exchange)
         return consumer
+
+    def replace(self, name: str, consumer: Any) -> Any:
+        """Put `consumer` in the place of the consumer called `name` (closed first if running),
+        e.g. a classic consumer restarted as a KIP-848 one; samples keep the name."""
+        i = next(i for i, k in enumerate(self.consumers) if k.name == name)
+        old = self.consumers[i]
+        if old.running:
+            old.close()
+        listeners = getattr(old, "heartbeat_listeners", None)
+        if listeners is not None and self._on_exchange in listeners:
+            listeners.remove(self._on_exchange)
+        self.consumers[i] = consumer
+        self._next_poll.pop(name, None)
+        self._next_poll[consumer.name] = self.c.now()
+        listeners = getattr(consumer, "heartbeat_listeners", None)
+        if listeners is not None and self._on_exchange not in listeners:
+            listeners.append(self._on_exchange)
+        return consumer
+
+    def observe(self, fn: Callable[[HeartbeatExchange], None]) -> None:
+        """Call `fn` with every heartbeat exchange (KIP-848 consumers), every batch of records
+        the coordinator's timers write (`kind="timer"`) and every batch a classic consumer's
+        requests wrote (`kind="classic"`)."""
+        self._observers.append(fn)
+
+    def _on_exchange(self, exchange: HeartbeatExchange) -> None:
+        for fn in list(self._observers):
+            fn(exchange)
 
     def consumer(self, name: str) -> Any:
         return next(c for c in self.consumers if c.name == name)
@@ -80,6 +142,19 @@ class Simulation:
                 break
             self._step()
 
+    def step(self) -> None:
+        """One tick: actions due, heartbeat threads, poll loops, a sample, then the clock moves."""
+        self._step()
+
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: int = 600_000) -> int:
+        """Tick until `predicate()` holds (checked after each tick); returns ms taken."""
+        t0 = self.c.now()
+        while self.c.now() - t0 < timeout_ms:
+            self._step()
+            if predicate():
+                return self.c.now() - t0
+        raise TimeoutError(f"the condition did not hold within {timeout_ms} ms")
+
     def run_until_stable(self, group_id: str, timeout_ms: int = 600_000) -> int:
         """Run until the group is Stable and every running consumer owns its assignment; returns ms taken."""
         t0 = self.c.now()
@@ -98,14 +173,21 @@ class Simulation:
             self.actions_log.append((now - self.start, action.label))
             action.fn()
         for k in self.consumers:
+            before = self.c.position
             k.tick()
             if k.running and now >= self._next_poll[k.name]:
                 k.poll()
                 self._next_poll[k.name] = now + self.processing_ms
             elif not k.running:
                 self._next_poll[k.name] = now
+            if self._observers and self.c.position > before and not hasattr(k, "heartbeat_listeners"):
+                # A classic member's JoinGroup/SyncGroup/Heartbeat/commit wrote records.
+                self._on_exchange(HeartbeatExchange(now, k.name, None, None, before, self.c.position, kind="classic"))
         self._sample(now)
+        before = self.c.position
         self.c.advance(self.tick_ms)
+        if self._observers and self.c.position > before:
+            self._on_exchange(HeartbeatExchange(self.c.now(), None, None, None, before, self.c.position, kind="timer"))
 
     def _sample(self, now: int) -> None:
         for k in self.consumers:
@@ -114,12 +196,48 @@ class Simulation:
         for gid in sorted({k.config.group_id for k in self.consumers}):
             g = self.c.groups.get(gid)
             if g is not None:
-                self.group_samples.append((now - self.start, gid, g.state, g.generation_id))
+                self._count_rebalances(gid, g)
+                self.group_samples.append((now - self.start, gid, g.state, group_generation(g)))
+
+    def _count_rebalances(self, gid: str, g: Any) -> None:
+        """Add the rebalances `g` started since last seen. A group object replaced by a
+        conversion (classic <-> consumer, KIP-848 migration) counts from where the old one was."""
+        counter = _rebalance_counter(g)
+        last = self._seen.get(gid)
+        if last is not None and last[0] is g:
+            new = counter - last[1]
+        elif last is not None and getattr(g, "rebalances", None) is None \
+                and getattr(last[0], "rebalances", None) is not None:
+            new = counter - group_generation(last[0])   # upgraded: the epoch starts at the generation
+        else:
+            new = counter                     # a new group: a classic one counts from 0, an epoch from 0
+        self._rebalances[gid] = self._rebalances.get(gid, 0) + max(0, new)
+        self._seen[gid] = (g, counter)
 
     # -- measurements ---------------------------------------------------------------------------
     def partitions(self) -> list[TP]:
-        topics = sorted({t for k in self.consumers for t in k.config.topics})
+        topics = sorted({t for k in self.consumers for t in topics_of(k)})
         return [(t, p) for t in topics if t in self.c.cluster for p in range(self.c.cluster.partitions(t))]
+
+    def unowned_series(self) -> list[tuple[int, int]]:
+        """(elapsed ms, partitions no running consumer owned) at every sampled tick."""
+        all_tps = set(self.partitions())
+        out = []
+        for t, rows in itertools.groupby(self.samples, key=lambda s: s[0]):
+            owned = set().union(*(s[2] for s in rows))
+            out.append((t, len(all_tps - owned)))
+        return out
+
+    def double_owned_partitions(self) -> list[tuple[int, TP, tuple[str, ...]]]:
+        """(elapsed ms, partition, owners) for every partition two running consumers owned at once."""
+        out = []
+        for t, rows in itertools.groupby(self.samples, key=lambda s: s[0]):
+            owners: dict[TP, list[str]] = {}
+            for s in rows:
+                for tp in s[2]:
+                    owners.setdefault(tp, []).append(s[1])
+            out += [(t, tp, tuple(names)) for tp, names in sorted(owners.items()) if len(names) > 1]
+        return out
 
     def unowned_partition_ms(self) -> int:
         """Partition-milliseconds during which no running consumer owned the partition."""
@@ -154,12 +272,17 @@ class Simulation:
         """Forget the samples so far and count rebalances from now (e.g. after the group formed)."""
         self.samples.clear()
         self.group_samples.clear()
-        self._baseline = {gid: getattr(g, "rebalances", 0) for gid, g in self.c.groups.items()}
+        for gid, g in self.c.groups.items():
+            self._count_rebalances(gid, g)
+        self._baseline = dict(self._rebalances)
 
     def rebalances(self, group_id: str) -> int:
-        """Rebalances the group started since the simulation began (or `reset_measurements`)."""
+        """Rebalances the group started since the simulation began (or `reset_measurements`):
+        classic rebalances plus group epoch bumps while it was a consumer group."""
         g = self.c.groups.get(group_id)
-        return (g.rebalances if g is not None else 0) - self._baseline.get(group_id, 0)
+        if g is not None:
+            self._count_rebalances(group_id, g)
+        return self._rebalances.get(group_id, 0) - self._baseline.get(group_id, 0)
 
     def ownership_intervals(self) -> list[dict]:
         """Rows (consumer, topic, partition, start, end, generation): who owned what when."""
@@ -181,7 +304,7 @@ class Simulation:
 
     def summary(self, group_id: str | None = None) -> dict:
         gid = group_id or self.consumers[0].config.group_id
-        return {"rebalances": self.rebalances(gid), "generation": self.c.groups[gid].generation_id,
+        return {"rebalances": self.rebalances(gid), "generation": group_generation(self.c.groups[gid]),
                 "unowned_partition_s": self.unowned_partition_ms() / 1000,
                 "double_owned_ticks": self.double_owned_samples(),
                 "elapsed_s": self.elapsed / 1000}
@@ -196,5 +319,19 @@ def rolling_restart(sim: Simulation, *, gap_ms: int, settle_ms: int, start_after
         consumer = sim.consumer(name)
         sim.at(t, f"stop {name}", consumer.close)
         sim.at(t + gap_ms, f"start {name}", consumer.start)
+        t += gap_ms + settle_ms
+    return t
+
+
+def rolling_upgrade(sim: Simulation, make: Callable[[Any], Any], *, gap_ms: int, settle_ms: int,
+                    start_after_ms: int = 0, names: list[str] | None = None) -> int:
+    """Schedule a rolling upgrade: each consumer in turn is closed and, `gap_ms` later, replaced
+    by `make(old)` (e.g. a KIP-848 consumer with the same name and instance id), which starts at
+    once. With classic consumers this is KIP-848's online upgrade. Returns when the last one is back."""
+    t = sim.elapsed + start_after_ms
+    for name in names or [k.name for k in sim.consumers]:
+        old = sim.consumer(name)
+        sim.at(t, f"stop {name}", old.close)
+        sim.at(t + gap_ms, f"upgrade {name}", lambda name=name, old=old: sim.replace(name, make(old)))
         t += gap_ms + settle_ms
     return t
