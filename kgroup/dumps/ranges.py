@@ -1,0 +1,1170 @@
+"""Dumps cut into independent byte ranges, decoded into column chunks (no Spark here).
+
+`kgroup.dumps.spark` plans on the driver with `plan_scan` and runs `run_task` on executors;
+both are plain Python so they can be tested and profiled without a cluster.
+
+- Planning: the inputs are grouped into units exactly as `read_dump` groups them (one per
+  partition). A segment file larger than `split_bytes` is cut at batch starts: the broker's
+  `.index` gives candidate positions, otherwise batch headers are hopped over (base offset +
+  length, seeking, nothing decoded); every cut is checked to be a CRC-valid batch. Text dumps
+  are one task per file.
+- Running a segment task: the range's batches are read with kgroup's resynchronising reader, so
+  a corrupt span inside a range is reported (a row with `problem="corrupt_span"`) and every
+  intact batch around it is still decoded. Transaction status is decided by the COMMIT/ABORT
+  markers that follow in the same task; for the few records whose marker lies beyond the range,
+  the task looks ahead through the following ranges of its partition, hopping over batch
+  headers and reading control batches only (no other task, no shuffle, nothing collected).
+- Rows come out as `Chunk`s of column lists in `COLUMNS` order; OffsetCommit v3 records (the
+  bulk of any dump) take a fast path that renders exactly `record.to_json()` from a per-key
+  template.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import json.encoder
+import mmap
+import os
+import struct
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cramjam
+from crc32c import crc32c
+
+from kgroup.log import ControlMarker, ControlType, CorruptBatch, read_batches
+from kgroup.log.batch import _ZZ1, _ZZ2, _probe, _read_headers, read_varint
+from kgroup.log.compression import CompressionError, _lz4_header_checksum, decompress
+from kgroup.log.segment import parse_segment_file_name, read_offset_index
+from kgroup.records import (RECORD_TYPES, SHARE_STATE_RECORD_TYPES, RecordError, UnknownRecordTypeError,
+                            decode_record)
+from kgroup.records.jsondoc import _LOWER_HEX_ESCAPE
+from kgroup.records.records import (CONSUMER_OFFSETS, SHARE_GROUP_STATE, key_renderer, record_type_name,
+                                    value_renderer)
+from kgroup.records.uuids import uuid_to_kafka_str
+
+from .model import DumpEntry, DumpError, DumpReport
+from .reader import _plan, read_dump
+from .segments import SegmentUnit
+
+__all__ = ["COLUMNS", "ScanTask", "ScanPlan", "plan_scan", "batch_cuts", "run_task", "Chunk", "add_entry",
+           "arrow_schema", "find_markers", "record_json", "DEFAULT_SPLIT_BYTES", "DEFAULT_CHUNK_ROWS"]
+
+DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+DEFAULT_CHUNK_ROWS = 32 * 1024
+
+#: The columns of a row, in order, with their type (Spark names: string, short, int, long, boolean).
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("source", "string"),            # file the row was read from
+    ("kind", "string"),              # segment | dump-log | console
+    ("topic", "string"),             # __consumer_offsets | __share_group_state
+    ("partition", "int"),            # partition of that topic (null when unknown)
+    ("offset", "long"),
+    ("position", "long"),            # byte position of the batch (segments) / of a corrupt span
+    ("line", "long"),                # 1-based line (text dumps)
+    ("timestamp", "long"),
+    ("record_type", "string"),       # OffsetCommit, GroupMetadata, ... (null: control/unknown/corrupt)
+    ("record_type_id", "short"),     # the key's int16 type prefix
+    ("key", "string"),               # the key as Kafka prints it: {"type":1,"data":{...}}
+    ("group_id", "string"),
+    ("member_id", "string"),
+    ("topic_name", "string"),        # the committed topic (OffsetCommit)
+    ("topic_partition", "int"),      # the committed / share partition
+    ("topic_id", "string"),          # Kafka's base64 uuid (share-group state keys, OffsetCommit v4)
+    ("committed_offset", "long"),
+    ("leader_epoch", "int"),
+    ("commit_timestamp", "long"),
+    ("generation", "int"),           # classic generation, group epoch, or target assignment epoch
+    ("member_epoch", "int"),
+    ("tombstone", "boolean"),
+    ("txn", "string"),               # none | committed | aborted | open
+    ("producer_id", "long"),
+    ("control", "string"),           # COMMIT / ABORT / ... for control records
+    ("json", "string"),              # record.to_json(), Kafka's console-formatter JSON
+    ("error", "string"),             # why the row has no decoded record, with its position
+    ("problem", "string"),           # null for entries; corrupt_span / garbage_line otherwise
+    ("corrupt_bytes", "long"),       # length of a corrupt span
+)
+
+# Column groups of a Chunk: per task (constant), per record from the key (see Chunk for the rest).
+_CONST = ("source", "kind", "topic", "partition")
+_KEYCOLS = ("record_type", "record_type_id", "key", "group_id", "member_id", "topic_name", "topic_partition")
+_NO_KEY = (None, None, None, None, None, None, None)
+_UNDECIDED = "?"
+
+
+# ------------------------------------------------------------------------------------------------
+# planning (driver)
+
+
+@dataclass(frozen=True)
+class ScanTask:
+    """One unit of work: a byte range of a segment file, or a whole text dump."""
+
+    kind: str                   # segment | dump-log | console
+    path: str
+    topic: str | None
+    partition: int | None = None
+    start: int = 0
+    end: int = 0                # segments: the range is [start, end)
+    unit: int = -1              # segments: index into ScanPlan.units
+    index: int = -1             # segments: this range's place in its unit
+
+
+@dataclass
+class ScanPlan:
+    """Tasks in read order; for each segment unit (partition) its ranges in log order."""
+
+    tasks: list[ScanTask] = field(default_factory=list)
+    units: list[list[tuple[str, int, int]]] = field(default_factory=list)
+    topic: str | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(e - s for rs in self.units for _p, s, e in rs) + sum(
+            _size(Path(t.path)) for t in self.tasks if t.kind != "segment")
+
+
+def _size(p: Path) -> int:
+    try:
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
+def plan_scan(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, topic: str | None = None,
+              split_bytes: int = DEFAULT_SPLIT_BYTES) -> ScanPlan:
+    """Tasks for `paths` (anything `read_dump` takes), segments cut at batch starts near `split_bytes`.
+
+    Raises like `read_dump`: FileNotFoundError for a missing path (named), DumpError for an
+    unreadable or unrecognisable one.
+    """
+    if split_bytes <= 0:
+        raise ValueError(f"split_bytes must be positive, got {split_bytes}")
+    if topic not in (None, CONSUMER_OFFSETS, SHARE_GROUP_STATE):
+        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r} or {SHARE_GROUP_STATE!r}, not {topic!r}")
+    if isinstance(paths, (str, os.PathLike)):
+        path_list = [Path(paths)]
+    else:
+        path_list = [Path(p) for p in paths]
+    if not path_list:
+        raise DumpError("no dump paths given")
+    plan = ScanPlan(topic=topic)
+    for kind, item in _plan(path_list, topic):
+        if kind != "segment":
+            plan.tasks.append(ScanTask(kind, str(item), topic))
+            continue
+        assert isinstance(item, SegmentUnit)
+        unit_no = len(plan.units)
+        ranges: list[tuple[str, int, int]] = []
+        for f in item.files:
+            size = _size(f)
+            cuts = batch_cuts(f, split_bytes, size=size)
+            for s, e in zip(cuts, cuts[1:] + [size]):
+                ranges.append((str(f), s, e))
+        plan.units.append(ranges)
+        for i, (p, s, e) in enumerate(ranges):
+            plan.tasks.append(ScanTask("segment", p, item.topic, item.partition, s, e, unit_no, i))
+    return plan
+
+
+def batch_cuts(path: str | os.PathLike[str], split_bytes: int, *, size: int | None = None) -> list[int]:
+    """Start positions of ranges of about `split_bytes` each: 0, then CRC-valid batch starts.
+
+    Candidates come from the segment's `.index` (positions of batch starts) when there is one;
+    otherwise batch headers are hopped over from the previous cut. Where no valid batch start can
+    be found (corruption, a truncated tail) the rest of the file stays in one range.
+    """
+    path = Path(path)
+    if size is None:
+        size = _size(path)
+    if size <= split_bytes:
+        return [0]
+    index_positions = _index_positions(path)
+    cuts = [0]
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        mv = memoryview(mm)
+        try:
+            target = split_bytes
+            while target < size:
+                cut = None
+                if index_positions:
+                    cut = _cut_from_index(index_positions, cuts[-1], target, mm, mv, size)
+                if cut is None:
+                    cut = _cut_by_hopping(mm, mv, cuts[-1], target, size)
+                if cut is None or cut >= size:
+                    break
+                cuts.append(cut)
+                target = cut + split_bytes
+        finally:
+            mv.release()
+    return cuts
+
+
+def _index_positions(log: Path) -> list[int]:
+    base = parse_segment_file_name(log.name)
+    index = log.with_suffix(".index")
+    if base is None or not index.is_file():
+        return []
+    try:
+        return sorted({pos for _off, pos in read_offset_index(index, base)})
+    except OSError:
+        return []
+
+
+def _cut_from_index(positions: list[int], last: int, target: int, mm: Any, mv: memoryview, size: int) -> int | None:
+    import bisect
+
+    i = bisect.bisect_right(positions, target) - 1
+    while i >= 0 and positions[i] > last:
+        pos = positions[i]
+        if pos < size and _probe(mm, mv, pos, size):
+            return pos
+        i -= 1  # a stale or damaged index entry: try the one before
+    return None
+
+
+_MIN_ENTRY = 14  # the smallest magic-0 message after the 12-byte log overhead
+
+
+def _cut_by_hopping(mm: Any, mv: memoryview, start: int, target: int, size: int) -> int | None:
+    """The first batch start >= target, hopping over headers from `start` (a batch start)."""
+    pos = start
+    while pos < target:
+        if pos + 17 > size or mm[pos + 16] > 2:
+            return None
+        length = int.from_bytes(mm[pos + 8:pos + 12], "big", signed=True)
+        if length < _MIN_ENTRY:
+            return None
+        pos += 12 + length
+        if pos > size:
+            return None
+    if pos >= size:
+        return size
+    return pos if _probe(mm, mv, pos, size) else None
+
+
+# ------------------------------------------------------------------------------------------------
+# rows
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # = JsonDoc.dumps, reused
+_JSTR = json.encoder.encode_basestring                                       # one JSON string, same escaping
+_TOMBSTONE_TAIL = '"value":null}'
+
+
+def _json(obj: Any) -> str:
+    """`str(JsonDoc.dumps(obj))`, without building an encoder per call."""
+    text = _ENCODE(obj)
+    if "\\u00" in text:
+        text = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+    return text
+
+
+_RENDERERS: dict[tuple, Any] = {}
+
+
+def _value_json(record: Any) -> str:
+    """The `"value"` part of `record.to_json()` (the whole document is compositional)."""
+    if record[1] is None:
+        return "null"
+    cls, version = type(record), record[2]
+    render = _RENDERERS.get((cls, version))
+    if render is None:
+        render = _RENDERERS[(cls, version)] = value_renderer(cls, version)
+    return _json({"version": version, "data": render(record[1])})
+
+
+def _key_json(record: Any) -> str:
+    cls = type(record)
+    render = _RENDERERS.get(cls)
+    if render is None:
+        render = _RENDERERS[cls] = key_renderer(cls)
+    return _json({"type": cls.TYPE, "data": render(record[0])})
+
+
+def record_json(record: Any) -> str:
+    """`str(record.to_json())`, about five times faster."""
+    return '{"key":' + _key_json(record) + ',"value":' + _value_json(record) + "}"
+
+
+class Chunk:
+    """Up to about `DEFAULT_CHUNK_ROWS` rows of one task, column by column, turned into Arrow.
+
+    Key columns come from a small dictionary: `uniq` holds the distinct key descriptions of the
+    chunk (see `_key_info`: built once per distinct key bytes, shared by every record with that
+    key) and `kidx` each row's index into it. Other columns are lists appended to per row or extended per batch; columns
+    that are mostly null live in `sparse` (column -> {row index: value}). For OffsetCommit v3
+    rows only the metadata JSON is kept (`meta`): their JSON text is assembled column-wise in
+    `to_arrow`, from the key's JSON head and the offset, epoch and timestamp columns.
+    """
+
+    __slots__ = ("const", "const_rows", "uniq", "kidx", "offset", "timestamp", "committed_offset", "leader_epoch",
+                 "commit_timestamp", "meta", "position", "producer_id", "txn", "sparse", "undecided")
+
+    def __init__(self, const: tuple | None) -> None:
+        self.const = const                 # source, kind, topic, partition of every row; or None:
+        self.const_rows: list[tuple] = []  # ... then given per row (text dumps mix partitions)
+        self.uniq: list[list] = []
+        self.kidx: list[int] = []
+        self.offset: list = []
+        self.timestamp: list = []
+        self.committed_offset: list = []
+        self.leader_epoch: list = []
+        self.commit_timestamp: list = []
+        self.meta: list = []
+        self.position: list = []
+        self.producer_id: list = []
+        self.txn: list = []
+        self.sparse: dict[str, dict[int, Any]] = {name: {} for name in _SPARSE}
+        self.undecided = 0
+
+    def __len__(self) -> int:
+        return len(self.offset)
+
+    def add(self, keys: tuple, offset: Any = None, timestamp: Any = None, *, position: Any = None,
+            producer_id: Any = None, txn: Any = None, committed_offset: Any = None, leader_epoch: Any = None,
+            commit_timestamp: Any = None, **sparse: Any) -> None:
+        """One row (the slow way: for anything but the bulk of data records); `keys`: key columns."""
+        i = len(self.offset)
+        ki = [0, keys, self.uniq, None, None, None, len(self.uniq)]
+        self.uniq.append(ki)
+        self.kidx.append(ki[6])
+        self.offset.append(offset)
+        self.timestamp.append(timestamp)
+        self.committed_offset.append(committed_offset)
+        self.leader_epoch.append(leader_epoch)
+        self.commit_timestamp.append(commit_timestamp)
+        self.meta.append(None)
+        self.position.append(position)
+        self.producer_id.append(producer_id)
+        self.txn.append(txn)
+        tomb = sparse.pop("tombstone", False)
+        if tomb is not False:
+            self.sparse["tombstone"][i] = tomb
+        for name, value in sparse.items():
+            if value is not None:
+                self.sparse[name][i] = value
+
+    def columns(self) -> dict[str, list]:
+        """Column name -> list of values, in `COLUMNS` order (through `to_arrow`)."""
+        batch = self.to_arrow()
+        return {name: batch.column(name).to_pylist() for name, _ in COLUMNS}
+
+    def to_arrow(self) -> Any:
+        """The rows as a `pyarrow.RecordBatch` with `arrow_schema()`."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        schema = arrow_schema()
+        n = len(self)
+        cols: dict[str, Any] = {}
+        if self.const is not None:
+            for name, v in zip(_CONST, self.const):
+                typ = schema.field(name).type
+                cols[name] = pa.nulls(n, typ) if v is None else pa.repeat(pa.scalar(v, typ), n)
+        else:
+            per_row = list(zip(*self.const_rows)) if n else [()] * len(_CONST)
+            for name, col in zip(_CONST, per_row):
+                cols[name] = pa.array(col, schema.field(name).type)
+        # key columns: the chunk's distinct keys, taken per row
+        idx = pa.array(self.kidx, pa.int32())
+        uniq = self.uniq
+        for j, name in enumerate(_KEYCOLS):
+            cols[name] = pa.array([u[1][j] for u in uniq], schema.field(name).type).take(idx)
+        for name in _DENSE:
+            cols[name] = pa.array(getattr(self, name), schema.field(name).type)
+        for name, values in self.sparse.items():
+            typ = schema.field(name).type
+            if name == "tombstone":
+                col = [False] * n
+            elif not values:
+                cols[name] = pa.nulls(n, typ)
+                continue
+            else:
+                col = [None] * n
+            for i, v in values.items():
+                col[i] = v
+            cols[name] = pa.array(col, typ)
+        if any(m is not None for m in self.meta):
+            heads = pa.array([u[3] for u in uniq], pa.string()).take(idx)
+            text = pa.string()
+            fast = pc.binary_join_element_wise(
+                heads, '{"version":3,"data":{"offset":', pc.cast(cols["committed_offset"], text), ',"leaderEpoch":',
+                pc.cast(cols["leader_epoch"], text), ',"metadata":', pa.array(self.meta, text),
+                ',"commitTimestamp":', pc.cast(cols["commit_timestamp"], text), "}}}", "")
+            cols["json"] = pc.coalesce(fast, cols["json"]) if self.sparse["json"] else fast
+        return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+_DENSE = ("offset", "timestamp", "committed_offset", "leader_epoch", "commit_timestamp", "position",
+          "producer_id", "txn")
+_SPARSE = ("line", "topic_id", "generation", "member_epoch", "tombstone", "control", "json", "error", "problem",
+           "corrupt_bytes")
+assert sorted(_CONST + _KEYCOLS + _DENSE + _SPARSE) == sorted(n for n, _ in COLUMNS)
+_EMPTY_META = '""'
+
+_ARROW_SCHEMA = None
+
+
+def arrow_schema() -> Any:
+    """`COLUMNS` as a pyarrow schema (pyarrow imported on first use)."""
+    global _ARROW_SCHEMA
+    if _ARROW_SCHEMA is None:
+        import pyarrow as pa
+
+        types = {"string": pa.string(), "short": pa.int16(), "int": pa.int32(), "long": pa.int64(),
+                 "boolean": pa.bool_()}
+        _ARROW_SCHEMA = pa.schema([pa.field(n, types[t]) for n, t in COLUMNS])
+    return _ARROW_SCHEMA
+
+
+# -- record fields ----------------------------------------------------------------------------------
+
+_NAME_TO_TYPE = {cls.NAME: t for t, cls in RECORD_TYPES.items()}
+_NAME_TO_TYPE.update({cls.NAME: t for t, cls in SHARE_STATE_RECORD_TYPES.items()})
+_GENERATION_FIELD = {
+    "GroupMetadata": "generation", "ConsumerGroupMetadata": "epoch", "ShareGroupMetadata": "epoch",
+    "StreamsGroupMetadata": "epoch", "ConsumerGroupTargetAssignmentMetadata": "assignment_epoch",
+    "ShareGroupTargetAssignmentMetadata": "assignment_epoch",
+    "StreamsGroupTargetAssignmentMetadata": "assignment_epoch",
+}
+_MEMBER_EPOCH_RECORDS = {"ConsumerGroupCurrentMemberAssignment", "ShareGroupCurrentMemberAssignment",
+                         "StreamsGroupCurrentMemberAssignment"}
+
+
+def _key_columns(record: Any) -> tuple:
+    """(record_type, type id, key JSON, group, member, topic, partition) of a typed record."""
+    key = record.key
+    group = getattr(key, "group", None)
+    if group is None:
+        group = getattr(key, "group_id", None)
+    topic = getattr(key, "topic", None)
+    partition = getattr(key, "partition", None)
+    return (record.NAME, record.TYPE, _key_json(record), group, getattr(key, "member_id", None),
+            topic if isinstance(topic, str) else None, partition)
+
+
+def _record_values(record: Any) -> dict[str, Any]:
+    """The value-derived columns of a typed record (those that are set)."""
+    name = record.NAME
+    value = record.value
+    out: dict[str, Any] = {"tombstone": value is None}
+    key_tid = getattr(record.key, "topic_id", None)
+    if key_tid is not None:
+        out["topic_id"] = uuid_to_kafka_str(key_tid)
+    if value is None:
+        return out
+    if name in ("OffsetCommit", "LegacyOffsetCommit"):
+        tid = getattr(value, "topic_id", None)
+        if record.version >= 4 and tid is not None and tid.int != 0:
+            out["topic_id"] = uuid_to_kafka_str(tid)
+        out["committed_offset"] = value.offset
+        out["commit_timestamp"] = value.commit_timestamp
+        if name == "OffsetCommit" and record.version >= 3:
+            out["leader_epoch"] = value.leader_epoch
+        return out
+    gf = _GENERATION_FIELD.get(name)
+    if gf is not None:
+        out["generation"] = getattr(value, gf)
+    if name in _MEMBER_EPOCH_RECORDS:
+        out["member_epoch"] = value.member_epoch
+    if name in ("ShareSnapshot", "ShareUpdate"):
+        out["leader_epoch"] = value.leader_epoch
+    return out
+
+
+def _partial_key(fields: dict) -> tuple:
+    """Key columns of a partial record (older text forms), with the key JSON a full record would have."""
+    name = fields.get("record_type")
+    group = fields.get("group")
+    if name == "OffsetCommit":
+        data = {"group": group, "topic": fields.get("topic"), "partition": fields.get("partition")}
+    else:
+        data = {"group": group}
+    t = _NAME_TO_TYPE.get(name) if name else None
+    key = _json({"type": t, "data": data}) if t is not None else None
+    return (name, t, key, group, None, fields.get("topic"), fields.get("partition"))
+
+
+def add_entry(chunk: Chunk, entry: DumpEntry) -> None:
+    """Append the row of a `DumpEntry` (text dumps; and reference rows for tests)."""
+    common = dict(position=entry.position, producer_id=entry.producer_id, txn=entry.txn, line=entry.line,
+                  control=entry.control, error=entry.error)
+    if entry.record is not None:
+        chunk.add(_key_columns(entry.record), entry.offset, entry.timestamp, json=record_json(entry.record),
+                  **_record_values(entry.record), **common)
+        return
+    fields = entry.fields or {}
+    keys = _NO_KEY
+    extra: dict[str, Any] = {}
+    if entry.control is None:
+        if entry.key is not None:  # an undecodable record read from a segment: what its key says
+            keys = _key_info(entry.key, entry.topic)[1]
+        elif fields.get("unknown_type") is not None:
+            keys = (None, fields["unknown_type"], None, None, None, None, None)
+        elif fields.get("record_type"):
+            keys = _partial_key(fields)
+            extra = {"committed_offset": fields.get("offset"), "generation": fields.get("generation")}
+    chunk.add(keys, entry.offset, entry.timestamp, tombstone=entry.is_tombstone, **extra, **common)
+
+
+# ------------------------------------------------------------------------------------------------
+# running a task (executors)
+
+_V3_EMPTY = struct.Struct(">hqihq")         # OffsetCommitValue v3 with metadata ""
+_V3_HEAD = struct.Struct(">hqih")
+_Q = struct.Struct(">q")
+_ATTR_CONTROL = 0x20
+_KEY_CACHE_LIMIT = 200_000
+_VALUE_CACHE_LIMIT = 4096
+_VALUE_CACHE_BYTES = 2048
+# (record type, value bytes) -> (value JSON, value columns) for __consumer_offsets records off the fast path.
+_VALUE_CACHE: dict[tuple[int, bytes], tuple[str, tuple]] = {}
+# Key bytes -> _key_info, per topic, shared by the tasks a (reused) Python worker runs.
+_KEY_CACHE: dict[str, dict[bytes, tuple]] = {CONSUMER_OFFSETS: {}, SHARE_GROUP_STATE: {}}
+
+
+def _key_info(key: bytes | None, topic: str) -> list:
+    """What every record with these key bytes shares; built once per distinct key.
+
+    [OffsetCommit fast path?, key columns, the Chunk.uniq it was last added to, JSON up to the
+    value, key error, unknown type, its index in that Chunk.uniq] (a list: the last two change).
+    """
+    try:
+        rec = decode_record(key, None, topic=topic)
+    except UnknownRecordTypeError as exc:
+        return [0, (None, exc.record_type, None, None, None, None, None), None, None, "unknown", exc.record_type, 0]
+    except RecordError as exc:  # a known type whose key bytes are bad
+        t = struct.unpack(">h", key[:2])[0] if key is not None and len(key) >= 2 else None
+        name = record_type_name(t, topic) if t is not None else None
+        return [0, (name, t, None, None, None, None, None), None, None, str(exc), None, 0]
+    kcols = _key_columns(rec)
+    head = '{"key":' + kcols[2] + ',"value":'
+    return [1 if rec.NAME == "OffsetCommit" else 0, kcols, None, head, None, None, 0]
+
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")  # the magic-2 batch header (kgroup.log.batch)
+_V2_HEADER = _HEADER.size
+_ATTR_TRANSACTIONAL = 0x10
+_ATTR_LOG_APPEND_TIME = 0x08
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+_LZ4_DESCRIPTORS: dict[bytes, int] = {}  # frame descriptors already checked -> maximum block size
+_LZ4_SCRATCH = [bytearray(0)]
+_lz4_block_into = cramjam.lz4.decompress_block_into
+
+
+def _lz4_frame(body: bytes) -> bytes | None:
+    """An LZ4 frame of independent, unchecksummed blocks (what Kafka writes), decompressed with one
+    reused buffer; None for anything else (kgroup.log.compression then decides, or reports)."""
+    if body[:4] != _LZ4_MAGIC:
+        return None
+    desc = body[4:7]
+    max_block = _LZ4_DESCRIPTORS.get(desc)
+    if max_block is None:
+        flg, bd = body[4], body[5]
+        code = (bd >> 4) & 0x07
+        if (flg >> 6 != 1 or flg & 0x01 or flg & 0x08 or not flg & 0x20 or flg & 0x14 or code < 4
+                or body[6] != _lz4_header_checksum(body[4:6])):
+            return None
+        max_block = _LZ4_DESCRIPTORS[desc] = 1 << (2 * code + 8)
+    scratch = _LZ4_SCRATCH[0]
+    if len(scratch) < max_block:
+        scratch = _LZ4_SCRATCH[0] = bytearray(max_block)
+    n = len(body)
+    mv = memoryview(body)
+    out = []
+    pos = 7
+    while True:
+        if pos + 4 > n:
+            return None
+        word = int.from_bytes(body[pos:pos + 4], "little")
+        pos += 4
+        if word == 0:
+            break
+        size = word & 0x7FFFFFFF
+        if size > max_block or pos + size > n:
+            return None
+        if word & 0x80000000:
+            out.append(body[pos:pos + size])
+        else:
+            got = _lz4_block_into(mv[pos:pos + size], scratch)
+            out.append(bytes(memoryview(scratch)[:got]))
+        pos += size
+    if pos != n:
+        return None
+    return out[0] if len(out) == 1 else b"".join(out)
+
+
+def _rollback(chunk: Chunk, start: int, ustart: int) -> None:
+    """Forget the rows from `start` on (a batch whose records turned out invalid halfway)."""
+    for name in ("kidx", *_DENSE, "meta"):
+        del getattr(chunk, name)[start:]
+    for values in chunk.sparse.values():
+        for i in [i for i in values if i >= start]:
+            del values[i]
+    for ki in chunk.uniq[ustart:]:
+        ki[2] = None
+    del chunk.uniq[ustart:]
+
+
+def _body(data: bytes, pos: int, end: int, attrs: int) -> tuple[bytes, int, int] | None:
+    """(buffer, start, stop) of the records area of a checked magic-2 batch, decompressed; None
+    when that fails (the batch then goes the long way, which says why)."""
+    codec = attrs & 0x07
+    if codec == 0:
+        return data, pos + _V2_HEADER, end
+    body = data[pos + _V2_HEADER:end]
+    try:
+        buf = _lz4_frame(body) if codec == 3 else None
+        if buf is None:
+            buf = decompress(codec, body)
+    except (CompressionError, ValueError, cramjam.DecompressionError):
+        return None
+    return buf, 0, len(buf)
+
+
+class _TaskReader:
+    """Decodes one segment range into Chunks (see the module docstring)."""
+
+    def __init__(self, plan: ScanPlan, task: ScanTask, chunk_rows: int) -> None:
+        self.plan, self.task, self.chunk_rows = plan, task, chunk_rows
+        self.topic = task.topic or CONSUMER_OFFSETS
+        self.const = (task.path, "segment", self.topic, task.partition)
+        self.keycache = _KEY_CACHE.setdefault(self.topic, {})
+        # value-derived columns do not depend on the key, except share-state keys' topic id
+        self.cache_values = self.topic == CONSUMER_OFFSETS
+        self.values = _VALUE_CACHE
+        self.queue: list[Chunk] = []
+        self.chunk = Chunk(self.const)
+        self.pending: dict[int, list[tuple[Chunk, int, int]]] = {}
+
+    # -- chunks and transaction status --------------------------------------------------------------
+    def _next_chunk(self) -> Iterator[Chunk]:
+        if len(self.chunk):
+            self.queue.append(self.chunk)
+            self.chunk = Chunk(self.const)
+        q = self.queue
+        while q and q[0].undecided == 0:
+            yield q.pop(0)
+
+    def _resolve(self, pid: int, outcome: str) -> None:
+        for chunk, start, count in self.pending.pop(pid, ()):
+            chunk.txn[start:start + count] = [outcome] * count
+            chunk.undecided -= count
+
+    def finish(self) -> Iterator[Chunk]:
+        """Look ahead for the markers still missing, call the rest open, release everything."""
+        if self.pending:
+            found = find_markers(self.plan.units[self.task.unit][self.task.index + 1:], set(self.pending))
+            for pid in list(self.pending):
+                self._resolve(pid, found.get(pid, "open"))
+        yield from self._next_chunk()
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def run(self) -> Iterator[Chunk]:
+        """Rows of the range, batch by batch.
+
+        Plain magic-2 data batches (CRC checked) are decoded right here; anything else (control
+        batches, older formats, a bad batch) goes through `read_batches` exactly as a reader of
+        the whole file meets it, so corrupt spans are the ones `read_dump` reports.
+        """
+        t = self.task
+        try:
+            with open(t.path, "rb") as f:
+                f.seek(t.start)
+                data = f.read(t.end - t.start)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no such file or directory: {t.path}") from None
+        n = len(data)
+        mv = memoryview(data)
+        header = _HEADER.unpack_from
+        base = t.start
+        pos = 0
+        while pos < n:
+            size = 0
+            if n - pos >= _V2_HEADER:
+                (base_offset, length, _ple, magic, crc, attrs, last_delta, base_ts, max_ts, pid, _pe, _bs,
+                 count) = header(data, pos)
+                end = pos + 12 + length
+                if (magic == 2 and length >= _V2_HEADER - 12 and end <= n and not attrs & _ATTR_CONTROL
+                        and count >= 0 and last_delta >= 0 and crc32c(mv[pos + 21:end]) == crc):
+                    body = _body(data, pos, end, attrs)
+                    if body is not None and self._data_buf(
+                            body[0], body[1], body[2], count, base_offset, base_ts,
+                            max_ts if attrs & _ATTR_LOG_APPEND_TIME else None, base + pos, pid,
+                            bool(attrs & _ATTR_TRANSACTIONAL)):
+                        size = end - pos
+            if not size:
+                size = self._generic(data, mv, pos, n)
+            pos += size
+            if len(self.chunk) >= self.chunk_rows:
+                yield from self._next_chunk()
+        mv.release()
+        del data
+        yield from self.finish()
+
+    def _generic(self, data: bytes, mv: memoryview, pos: int, n: int) -> int:
+        """The batch (or corrupt span) at `pos` through `read_batches`; returns the bytes it covers."""
+        t = self.task
+        size = _probe(data, mv, pos, n)
+        if size:  # a valid header and checksum: the batch alone tells everything
+            items = read_batches(data[pos:pos + size], source=t.path, base_position=t.start + pos, _full=False)
+        else:  # where reading resumes depends on what follows: give it the rest
+            items = read_batches(data[pos:], source=t.path, base_position=t.start + pos, _full=False)
+        item = next(iter(items))
+        if type(item) is CorruptBatch:
+            self.chunk.add(_NO_KEY, position=item.position, problem="corrupt_span", corrupt_bytes=item.length,
+                           tombstone=None, error=f"corrupt span of {item.length} bytes: {item.reason}")
+            return item.length
+        if item.is_control:
+            self._control(item)
+        else:
+            self._data(item.records, item.position, item.producer_id, item.is_transactional)
+        return item.size
+
+    def _control(self, batch: Any) -> None:
+        chunk = self.chunk
+        pid = batch.producer_id
+        for rec in batch.records:
+            offset, ts, key, value = rec[0], rec[1], rec[2], rec[3]
+            try:
+                marker = ControlMarker.from_record(key, value)
+            except ValueError as exc:
+                chunk.add(_NO_KEY, offset, ts, position=batch.position, producer_id=pid, txn="none",
+                          tombstone=value is None, error=f"invalid control record at offset {offset}: {exc}")
+                continue
+            mt = marker.type
+            name = mt.name if isinstance(mt, ControlType) else f"UNKNOWN({mt})"
+            outcome = "committed" if marker.is_commit else "aborted" if marker.is_abort else None
+            if outcome is not None:
+                self._resolve(pid, outcome)
+            chunk.add(_NO_KEY, offset, ts, position=batch.position, producer_id=pid, txn=outcome or "none",
+                      control=name)
+
+    def _data_buf(self, buf: bytes, p: int, stop: int, count: int, base_offset: int, base_ts: int,
+                  fixed_ts: int | None, position: int, pid: int, transactional: bool) -> bool:
+        """The hot loop: the records of a checked magic-2 data batch, parsed and turned into rows in
+        one go (the record layout and checks of `kgroup.log.batch._decode_records`). OffsetCommit
+        v3 values are read in place, without a typed record. False (and nothing added) when the
+        records are not valid: the batch then goes the long way, which reports it.
+        """
+        chunk = self.chunk
+        start = len(chunk)
+        ustart = len(chunk.uniq)
+        uniq = chunk.uniq
+        uniq_append = uniq.append
+        kidx_append = chunk.kidx.append
+        off_append = chunk.offset.append
+        ts_append = chunk.timestamp.append
+        co_append = chunk.committed_offset.append
+        le_append = chunk.leader_epoch.append
+        ct_append = chunk.commit_timestamp.append
+        meta_append = chunk.meta.append
+        kget = self.keycache.get
+        unpack24 = _V3_EMPTY.unpack_from
+        unpack_head = _V3_HEAD.unpack_from
+        unpack_q = _Q.unpack_from
+        jstr = _JSTR
+        empty = _EMPTY_META
+        zz1, zz2, varint = _ZZ1, _ZZ2, read_varint
+        i = start
+        try:
+            for _ in range(count):
+                b = buf[p]
+                if b < 128:
+                    length = zz1[b]
+                    p += 1
+                else:
+                    c = buf[p + 1]
+                    if c < 128:
+                        length = zz2[(c << 7) | (b & 127)]
+                        p += 2
+                    else:
+                        length, p = varint(buf, p)
+                rstart = p
+                b = buf[p + 1]  # after the (unused) attributes byte
+                if b < 128:
+                    tsd = zz1[b]
+                    p += 2
+                else:
+                    tsd, p = varint(buf, p + 1)
+                b = buf[p]
+                if b < 128:
+                    od = zz1[b]
+                    p += 1
+                else:
+                    c = buf[p + 1]
+                    if c < 128:
+                        od = zz2[(c << 7) | (b & 127)]
+                        p += 2
+                    else:
+                        od, p = varint(buf, p)
+                b = buf[p]
+                if b < 128:
+                    kl = zz1[b]
+                    p += 1
+                else:
+                    kl, p = varint(buf, p)
+                if kl >= 0:
+                    key = buf[p:p + kl]
+                    p += kl
+                elif kl == -1:
+                    key = None
+                else:
+                    raise ValueError(f"invalid key length {kl}")
+                b = buf[p]
+                if b < 128:
+                    vl = zz1[b]
+                    p += 1
+                else:
+                    c = buf[p + 1]
+                    if c < 128:
+                        vl = zz2[(c << 7) | (b & 127)]
+                        p += 2
+                    else:
+                        vl, p = varint(buf, p)
+                vpos = p
+                if vl >= 0:
+                    p += vl
+                elif vl != -1:
+                    raise ValueError(f"invalid value length {vl}")
+                if buf[p] == 0:
+                    p += 1
+                else:
+                    _headers, p = _read_headers(buf, p)
+                if p - rstart != length:
+                    raise ValueError(f"record {od} declares {length} bytes but its fields take {p - rstart}")
+                ki = kget(key)
+                if ki is None:
+                    ki = self._new_key(key)
+                if ki[0]:
+                    if vl == 24:
+                        v, o, le, ml, ct = unpack24(buf, vpos)
+                        if v == 3 and ml == 0:
+                            if ki[2] is not uniq:  # first row of this key in the chunk
+                                ki[2] = uniq
+                                ki[6] = len(uniq)
+                                uniq_append(ki)
+                            kidx_append(ki[6])
+                            off_append(base_offset + od)
+                            ts_append(base_ts + tsd if fixed_ts is None else fixed_ts)
+                            co_append(o)
+                            le_append(le)
+                            ct_append(ct)
+                            meta_append(empty)
+                            i += 1
+                            continue
+                    elif vl > 24 and buf[vpos] == 0 and buf[vpos + 1] == 3:
+                        _v, o, le, ml = unpack_head(buf, vpos)
+                        if vl == 24 + ml:
+                            try:
+                                meta = buf[vpos + 16:vpos + 16 + ml].decode()
+                            except UnicodeDecodeError:
+                                meta = None
+                            if meta is not None:
+                                (ct,) = unpack_q(buf, vpos + 16 + ml)
+                                js = jstr(meta)
+                                if "\\u00" in js:
+                                    js = _json(meta)
+                                if ki[2] is not uniq:
+                                    ki[2] = uniq
+                                    ki[6] = len(uniq)
+                                    uniq_append(ki)
+                                kidx_append(ki[6])
+                                off_append(base_offset + od)
+                                ts_append(base_ts + tsd if fixed_ts is None else fixed_ts)
+                                co_append(o)
+                                le_append(le)
+                                ct_append(ct)
+                                meta_append(js)
+                                i += 1
+                                continue
+                value = buf[vpos:vpos + vl] if vl >= 0 else None
+                self._general(chunk, i, ki, key, value, base_offset + od,
+                              base_ts + tsd if fixed_ts is None else fixed_ts)
+                i += 1
+            if p != stop:
+                raise ValueError("records do not end where the batch does")
+        except (ValueError, IndexError, UnicodeDecodeError):
+            _rollback(chunk, start, ustart)
+            return False
+        n = count
+        txn = "none"
+        if transactional and pid >= 0:
+            txn = _UNDECIDED
+            self.pending.setdefault(pid, []).append((chunk, start, n))
+            chunk.undecided += n
+        chunk.position.extend([position] * n)
+        chunk.producer_id.extend([pid] * n)
+        chunk.txn.extend([txn] * n)
+        return True
+
+    def _data(self, records: list, position: int, pid: int, transactional: bool) -> None:
+        """One row per record of a data batch read by `read_batches` (older formats, odd batches)."""
+        chunk = self.chunk
+        n = len(records)
+        start = len(chunk)
+        txn = "none"
+        if transactional and pid >= 0:
+            txn = _UNDECIDED
+            self.pending.setdefault(pid, []).append((chunk, start, n))
+            chunk.undecided += n
+        chunk.position.extend([position] * n)
+        chunk.producer_id.extend([pid] * n)
+        chunk.txn.extend([txn] * n)
+        uniq = chunk.uniq
+        uniq_append = uniq.append
+        kidx_append = chunk.kidx.append
+        off_append = chunk.offset.append
+        ts_append = chunk.timestamp.append
+        co_append = chunk.committed_offset.append
+        le_append = chunk.leader_epoch.append
+        ct_append = chunk.commit_timestamp.append
+        meta_append = chunk.meta.append
+        kget = self.keycache.get
+        unpack24 = _V3_EMPTY.unpack
+        unpack_head = _V3_HEAD.unpack_from
+        unpack_q = _Q.unpack_from
+        jstr = _JSTR
+        empty = _EMPTY_META
+        i = start
+        for rec in records:
+            key = rec[2]
+            value = rec[3]
+            ki = kget(key)
+            if ki is None:
+                ki = self._new_key(key)
+            if ki[0] and value is not None:
+                lv = len(value)
+                if lv == 24:
+                    v, o, le, ml, ct = unpack24(value)
+                    if v == 3 and ml == 0:
+                        if ki[2] is not uniq:  # first row of this key in the chunk
+                            ki[2] = uniq
+                            ki[6] = len(uniq)
+                            uniq_append(ki)
+                        kidx_append(ki[6])
+                        off_append(rec[0])
+                        ts_append(rec[1])
+                        co_append(o)
+                        le_append(le)
+                        ct_append(ct)
+                        meta_append(empty)
+                        i += 1
+                        continue
+                elif lv > 24 and value[1] == 3 and value[0] == 0:
+                    _v, o, le, ml = unpack_head(value)
+                    if lv == 24 + ml:
+                        try:
+                            meta = value[16:16 + ml].decode()
+                        except UnicodeDecodeError:
+                            meta = None
+                        if meta is not None:
+                            (ct,) = unpack_q(value, 16 + ml)
+                            js = jstr(meta)
+                            if "\\u00" in js:
+                                js = _json(meta)
+                            if ki[2] is not uniq:
+                                ki[2] = uniq
+                                ki[6] = len(uniq)
+                                uniq_append(ki)
+                            kidx_append(ki[6])
+                            off_append(rec[0])
+                            ts_append(rec[1])
+                            co_append(o)
+                            le_append(le)
+                            ct_append(ct)
+                            meta_append(js)
+                            i += 1
+                            continue
+            self._general(chunk, i, ki, key, value, rec[0], rec[1])
+            i += 1
+
+    def _new_key(self, key: bytes) -> tuple:
+        if len(self.keycache) >= _KEY_CACHE_LIMIT:
+            self.keycache.clear()
+        ki = _key_info(key, self.topic)
+        if key is not None:
+            self.keycache[key] = ki
+        return ki
+
+    def _general(self, chunk: Chunk, i: int, ki: tuple, key: bytes | None, value: bytes | None, offset: int,
+                 ts: int) -> None:
+        """Any other data record: tombstones, other types and versions, undecodable ones."""
+        co = le = ct = js = None
+        sparse = chunk.sparse
+        if value is None and key is not None:  # like DumpEntry.is_tombstone: a keyless record is not one
+            sparse["tombstone"][i] = True
+        if ki[4] is not None:  # the key itself could not be decoded
+            if ki[5] is not None:
+                sparse["error"][i] = f"unknown record type {ki[5]} at offset {offset}"
+            else:
+                sparse["error"][i] = f"cannot decode record at offset {offset}: {ki[4]}"
+        elif value is None:
+            js = ki[3] + "null}"
+            if ki[1][0] in _TOPIC_ID_KEYS:
+                sparse["topic_id"][i] = _key_topic_id(key, self.topic)
+        else:
+            # Values repeat (a target assignment rewritten as is, ...): decoded and rendered once.
+            cache_key = (ki[1][1], value)
+            decoded = self.values.get(cache_key) if self.cache_values else None
+            if decoded is None:
+                try:
+                    record = decode_record(key, value, topic=self.topic)
+                except RecordError as exc:
+                    sparse["error"][i] = f"cannot decode record at offset {offset}: {exc}"
+                else:
+                    decoded = (_value_json(record), tuple(_record_values(record).items()))
+                    if self.cache_values and len(value) <= _VALUE_CACHE_BYTES:
+                        if len(self.values) >= _VALUE_CACHE_LIMIT:
+                            self.values.clear()
+                        self.values[cache_key] = decoded
+            if decoded is not None:
+                js = ki[3] + decoded[0] + "}"
+                for name, v in decoded[1]:
+                    if name == "committed_offset":
+                        co = v
+                    elif name == "leader_epoch":
+                        le = v
+                    elif name == "commit_timestamp":
+                        ct = v
+                    elif name != "tombstone" and v is not None:
+                        sparse[name][i] = v
+        if js is not None:
+            sparse["json"][i] = js
+        if ki[2] is not chunk.uniq:
+            ki[2] = chunk.uniq
+            ki[6] = len(chunk.uniq)
+            chunk.uniq.append(ki)
+        chunk.kidx.append(ki[6])
+        chunk.offset.append(offset)
+        chunk.timestamp.append(ts)
+        chunk.committed_offset.append(co)
+        chunk.leader_epoch.append(le)
+        chunk.commit_timestamp.append(ct)
+        chunk.meta.append(None)
+
+
+_TOPIC_ID_KEYS = {"ShareSnapshot", "ShareUpdate"}
+
+
+def _key_topic_id(key: bytes, topic: str) -> str | None:
+    tid = getattr(decode_record(key, None, topic=topic).key, "topic_id", None)
+    return uuid_to_kafka_str(tid) if tid is not None else None
+
+
+def find_markers(ranges: list[tuple[str, int, int]], pids: set[int]) -> dict[int, str]:
+    """The outcome of the first COMMIT/ABORT marker of each producer id in `ranges` (in order).
+
+    Batch headers are hopped over with their CRC checked (the file is memory-mapped, so only
+    the pages touched are read); only control batches are decoded. From a position where no
+    valid batch starts, the rest of the range is read with the resynchronising reader, as the
+    task owning that range reads it.
+    """
+    found: dict[int, str] = {}
+    left = set(pids)
+    for path, start, end in ranges:
+        if not left:
+            break
+        if end <= start:
+            continue
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            mv = memoryview(mm)
+            try:
+                _hop_for_markers(mm, mv, path, start, min(end, len(mm)), left, found)
+            finally:
+                mv.release()
+    return found
+
+
+def _hop_for_markers(mm: Any, mv: memoryview, path: str, start: int, end: int, left: set[int],
+                     found: dict[int, str]) -> None:
+    pos = start
+    while pos < end and left:
+        size = _probe(mm, mv, pos, end)
+        if not size:
+            for item in read_batches(mm[pos:end], source=path, base_position=pos):
+                if type(item) is not CorruptBatch and item.is_control:
+                    _markers_of(item, left, found)
+                    if not left:
+                        break
+            return
+        if mm[pos + 16] == 2 and int.from_bytes(mm[pos + 21:pos + 23], "big") & _ATTR_CONTROL:
+            for item in read_batches(mm[pos:pos + size], source=path, base_position=pos):
+                if type(item) is not CorruptBatch:
+                    _markers_of(item, left, found)
+        pos += size
+
+
+def _markers_of(batch: Any, left: set[int], found: dict[int, str]) -> None:
+    pid = batch.producer_id
+    for rec in batch.records:
+        if pid not in left:
+            return
+        try:
+            marker = ControlMarker.from_record(rec[2], rec[3])
+        except ValueError:
+            continue
+        if marker.is_commit or marker.is_abort:
+            found[pid] = "committed" if marker.is_commit else "aborted"
+            left.discard(pid)
+
+
+class _ProblemReport(DumpReport):
+    """A DumpReport that also keeps the problems that are not entries (garbage lines, corrupt spans)."""
+
+    def __init__(self) -> None:
+        super().__init__(max_problems=0)
+        self.extra: list[tuple[int | None, int | None, str, str, int | None]] = []
+        self._seen = (0, 0, 0)
+
+    def problem(self, file: str, reason: str, *, position: int | None = None, line: int | None = None) -> None:
+        garbage, spans, nbytes = self.garbage_lines, self.corrupt_spans, self.corrupt_bytes
+        if garbage > self._seen[0]:
+            self.extra.append((position, line, reason, "garbage_line", None))
+        elif spans > self._seen[1]:
+            self.extra.append((position, line, reason, "corrupt_span", nbytes - self._seen[2]))
+        self._seen = (garbage, spans, nbytes)
+        self.problems_dropped += 1
+
+
+def _text_task(task: ScanTask, chunk_rows: int) -> Iterator[Chunk]:
+    """A text dump through `read_dump`, plus rows for its garbage lines and corrupt spans."""
+    report = _ProblemReport()
+    chunk = Chunk(None)
+    for entry in read_dump(task.path, topic=task.topic, report=report):
+        add_entry(chunk, entry)
+        chunk.const_rows.append((entry.source, entry.kind, entry.topic, entry.partition))
+        if len(chunk) >= chunk_rows:
+            yield chunk
+            chunk = Chunk(None)
+    topic = task.topic or CONSUMER_OFFSETS
+    for position, line, reason, problem, nbytes in report.extra:
+        chunk.add(_NO_KEY, position=position, line=line, problem=problem, corrupt_bytes=nbytes, tombstone=None,
+                  error=reason)
+        chunk.const_rows.append((task.path, task.kind, topic, None))
+    if len(chunk):
+        yield chunk
+
+
+def run_task(plan: ScanPlan, i: int, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Chunk]:
+    """The rows of task `i` of `plan`, in chunks of at most about `chunk_rows` rows.
+
+    The cyclic garbage collector is paused while a chunk is being filled: rows are many small
+    objects that hold no cycles, and collecting them over and over costs more than the decoding.
+    """
+    task = plan.tasks[i]
+    it = _TaskReader(plan, task, chunk_rows).run() if task.kind == "segment" else _text_task(task, chunk_rows)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for chunk in it:
+            if was_enabled:
+                gc.enable()
+            yield chunk
+            gc.disable()
+    finally:
+        if was_enabled:
+            gc.enable()
