@@ -1,0 +1,426 @@
+"""Replay a dump into a `Coordinator`, whole or up to an offset or a time, and describe its groups.
+
+    c = replay("broker-copy/", at="2024-06-10T06:20:00Z")    # or offset=1234, or nothing: the end
+    describe_groups(c, "orders-app")                           # [{group_id, type, state, ..., offsets}]
+    c.replay_stats                                             # what was fed, cut, skipped; partitions
+
+The dump's records go through `Coordinator.load`, the very replay a coordinator failover runs:
+they are put into an `OffsetsLog` on their own partitions and offsets, with their producer ids
+and transaction markers, so transactions end as Kafka ends them -- committed offsets become
+visible at the COMMIT marker, aborted ones never, and a transaction whose marker is not in the
+replayed part stays pending (OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT).
+
+Cuts are per partition, because offsets are: `offset=N` keeps, on every partition, the records
+with offset <= N; `at=T` keeps each partition's records up to (not including) the first one
+stamped after T -- the prefix a consumer seeking by time sees, so a clock that went backwards
+does not punch holes. Text dumps without offsets or timestamps cannot be cut that way
+(`DumpError` says so).
+
+What cannot be replayed is skipped, never guessed: records of a type kgroup has no replay for
+yet (the Coordinator warns once per type; `c.unreplayed` counts them), records of a type unknown
+to kgroup, partial records from older text forms (3.7 and earlier kafka-dump-log, 3.x
+formatters) and undecodable ones -- each kind warned once and counted in `c.replay_stats`.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from kgroup.clock import DEFAULT_START_MS, ManualClock
+from kgroup.config import Config
+from kgroup.coordinator import Coordinator
+from kgroup.groups.classic import ClassicGroup
+from kgroup.log import ControlMarker, ControlType, OffsetsLog, encode_batch, encode_control_batch, partition_for
+from kgroup.log.partitioner import DEFAULT_OFFSETS_PARTITIONS, java_abs, java_string_hashcode
+from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
+
+from .model import DumpEntry, DumpError, DumpReport
+from .reader import read_dump
+
+__all__ = ["replay", "describe_groups", "ReplayStats", "to_epoch_ms", "format_ms", "infer_num_partitions",
+           "group_of"]
+
+_NUM_PARTITIONS = "offsets.topic.num.partitions"
+#: How far above the highest partition seen `infer_num_partitions` looks for a count that fits.
+_SEARCH_LIMIT = 10_000
+_INT = re.compile(r"^[+-]?\d+$")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+# ---------------------------------------------------------------------------------------------
+# time
+
+def to_epoch_ms(value: int | str | datetime | date) -> int:
+    """Epoch milliseconds from an int (already ms), a `datetime`/`date` or an ISO-8601 string.
+
+    A time without a zone is taken as UTC (not the local zone), so the same command gives the
+    same answer on every machine; `date`s and date-only strings mean midnight UTC.
+    """
+    if isinstance(value, bool):
+        raise TypeError("a time cannot be a bool")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if _INT.match(text):
+            return int(text)
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"not a time: {value!r} (give epoch milliseconds or ISO-8601, "
+                             f"e.g. 2024-06-10T06:15:00Z)") from None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return (value - _EPOCH) // timedelta(milliseconds=1)
+    raise TypeError(f"not a time: {value!r}")
+
+
+def format_ms(ms: int | None) -> str:
+    """`2024-06-10T06:13:20.000Z` for epoch milliseconds ("-" for None or Kafka's -1)."""
+    if ms is None or ms < 0:
+        return "-"
+    dt = _EPOCH + timedelta(milliseconds=ms)  # exact: no float seconds
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def group_of(entry: DumpEntry) -> str | None:
+    """The group id a record is keyed by (for older text forms: what their fields say)."""
+    if entry.record is not None:
+        key = entry.record.key
+        g = getattr(key, "group", None)
+        return g if g is not None else getattr(key, "group_id", None)
+    if entry.fields is not None:
+        return entry.fields.get("group") or entry.fields.get("group_id")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# partition count
+
+def infer_num_partitions(placements: Mapping[str, int]) -> tuple[int | None, str]:
+    """The `offsets.topic.num.partitions` that puts every group on the partition it was seen on.
+
+    `placements` maps group id -> `__consumer_offsets` partition. Kafka's default (50) wins when
+    it fits; else the smallest count above the highest partition seen that fits. Returns
+    (None, why) when no count up to `_SEARCH_LIMIT` above it fits (records not where Kafka puts them).
+    """
+    if not placements:
+        return DEFAULT_OFFSETS_PARTITIONS, f"Kafka's default {DEFAULT_OFFSETS_PARTITIONS} (the dump names no partitions)"
+    lowest = max(placements.values()) + 1
+    hashes = [(java_abs(java_string_hashcode(g)), p) for g, p in placements.items()]
+
+    def fits(n: int) -> bool:
+        return all(h % n == p for h, p in hashes)
+
+    if lowest <= DEFAULT_OFFSETS_PARTITIONS and fits(DEFAULT_OFFSETS_PARTITIONS):
+        return DEFAULT_OFFSETS_PARTITIONS, (f"Kafka's default {DEFAULT_OFFSETS_PARTITIONS} puts each of the "
+                                            f"{len(placements)} group(s) on its partition")
+    for n in range(lowest, lowest + _SEARCH_LIMIT):
+        if fits(n):
+            return n, (f"the smallest count that puts each of the {len(placements)} group(s) on its partition "
+                       f"(highest partition seen: {lowest - 1})")
+    return None, f"no partition count from {lowest} to {lowest + _SEARCH_LIMIT - 1} puts every group on its partition"
+
+
+# ---------------------------------------------------------------------------------------------
+# replay
+
+@dataclass
+class ReplayStats:
+    """What `replay` did: the partition count and why, the cut, what was fed and what was not."""
+
+    num_partitions: int
+    num_partitions_reason: str
+    offset: int | None = None
+    at: int | None = None
+    #: data records and transaction markers fed to the coordinator
+    records: int = 0
+    markers: int = 0
+    #: entries after the cut (left out on purpose)
+    after_cut: int = 0
+    #: reason -> entries that could not be fed (partial, undecodable, unknown type, ...)
+    skipped: Counter = field(default_factory=Counter)
+    #: record type -> records the coordinator has no replay for yet (`Coordinator.unreplayed`)
+    unreplayed: dict[str, int] = field(default_factory=dict)
+    #: partition -> the last offset fed
+    last_offsets: dict[int, int] = field(default_factory=dict)
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"num_partitions": self.num_partitions, "num_partitions_reason": self.num_partitions_reason,
+                "offset": self.offset, "at": self.at, "records": self.records, "markers": self.markers,
+                "after_cut": self.after_cut, "skipped": dict(self.skipped), "unreplayed": dict(self.unreplayed),
+                "last_offsets": {str(p): o for p, o in sorted(self.last_offsets.items())},
+                "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp}
+
+    def cut_text(self) -> str:
+        """The cut in words, e.g. "up to offset 41 on every partition"."""
+        if self.offset is not None:
+            return f"up to offset {self.offset} on every partition"
+        if self.at is not None:
+            return f"up to {format_ms(self.at)}"
+        return "the whole dump"
+
+
+def _entries(paths_or_entries: Any, topic: str, report: DumpReport, progress: bool) -> Iterator[DumpEntry]:
+    if isinstance(paths_or_entries, (str, os.PathLike)):
+        return read_dump(paths_or_entries, topic=topic, report=report, progress=progress)
+    items = iter(paths_or_entries)
+    first = next(items, None)
+    if first is None:
+        return iter(())
+    if isinstance(first, DumpEntry):
+        return itertools.chain((first,), items)
+    return read_dump([first, *items], topic=topic, report=report, progress=progress)
+
+
+def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1) -> None:
+    """Count `n` entries not fed, warning once per reason (as the Coordinator does per type)."""
+    if reason not in warned:
+        warned.add(reason)
+        warnings.warn(f"kgroup cannot replay {reason}; skipped", stacklevel=3)
+    stats.skipped[reason] += n
+
+
+def _why_not(entry: DumpEntry) -> str | None:
+    """Why an entry cannot be fed to the coordinator (None when it can)."""
+    if entry.control is not None:
+        if entry.control in ("COMMIT", "ABORT") and entry.producer_id >= 0:
+            return None
+        return f"control records of type {entry.control}"
+    if entry.record is not None:
+        return None
+    if entry.fields is not None and entry.fields.get("unknown_type") is not None:
+        return f"records of unknown type {entry.fields['unknown_type']}"
+    if entry.error is not None:
+        return "undecodable records"
+    return "partial records of older text forms (they carry only some fields)"
+
+
+def _coordinator_epoch(entry: DumpEntry) -> int:
+    if entry.meta and entry.meta.get("coordinator_epoch") is not None:
+        return entry.meta["coordinator_epoch"]
+    if entry.key is not None and entry.value is not None:
+        try:
+            return ControlMarker.from_record(entry.key, entry.value).coordinator_epoch
+        except ValueError:
+            pass
+    return 0
+
+
+def _batches(entries: Iterable[tuple[int, DumpEntry]]) -> Iterator[tuple[int, list[DumpEntry]]]:
+    """Runs of entries that came in one batch (same partition, consecutive offsets)."""
+    run: list[DumpEntry] = []
+    run_partition = -1
+    for partition, e in entries:
+        if run and (partition != run_partition or e.batch is None or e.batch is not run[-1].batch
+                    or e.control is not None or run[-1].control is not None
+                    or e.offset is None or run[-1].offset is None or e.offset != run[-1].offset + 1):
+            yield run_partition, run
+            run = []
+        run.append(e)
+        run_partition = partition
+    if run:
+        yield run_partition, run
+
+
+def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: ReplayStats, warned: set[str]) -> None:
+    end = log.end_offset(partition)
+    first = run[0]
+    base = first.offset if first.offset is not None else end
+    if base < end:
+        # e.g. the same segment given twice: Kafka's log would never hold it twice
+        _skip(stats, "records whose offset goes back (e.g. a segment given twice)", warned, len(run))
+        return
+    ts = first.timestamp if first.timestamp is not None else -1
+    if first.control is not None:
+        data = encode_control_batch(ControlType.COMMIT if first.control == "COMMIT" else ControlType.ABORT,
+                                    base_offset=base, producer_id=first.producer_id,
+                                    producer_epoch=first.producer_epoch, coordinator_epoch=_coordinator_epoch(first),
+                                    timestamp=ts)
+        stats.markers += 1
+    else:
+        items = []
+        for e in run:
+            if e.key is not None:
+                key, value = e.key, e.value
+            else:
+                key, value = e.record.encode()
+            items.append((key, value, e.timestamp if e.timestamp is not None else -1))
+        transactional = first.txn != "none" and first.producer_id >= 0
+        data = encode_batch(items, base_offset=base, producer_id=first.producer_id if transactional else -1,
+                            producer_epoch=first.producer_epoch if transactional else -1, base_sequence=0,
+                            transactional=transactional)
+        stats.records += len(run)
+    log.append_batch_bytes(partition, data)
+    stats.last_offsets[partition] = base + len(run) - 1
+
+
+def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | datetime | None = None,
+           topic: str | None = None, report: DumpReport | None = None, progress: bool = False,
+           num_partitions: int | None = None, **coordinator_kw: Any) -> Coordinator:
+    """A coordinator holding the state a dump describes, whole or up to a cut.
+
+    `paths_or_entries`: dump path(s) of any kind `read_dump` reads, or `DumpEntry`s already read.
+    `offset`: keep records with offset <= `offset` on every partition (offsets are per partition).
+    `at`: keep each partition's records up to the first one stamped after `at` (int epoch ms,
+    `datetime`, or ISO-8601 text; no zone = UTC). `topic`: only `__consumer_offsets` is the group
+    coordinator's (the default). `report`/`progress`: as for `read_dump`.
+    `num_partitions`: `offsets.topic.num.partitions`; by default inferred from the dump (see
+    `infer_num_partitions`: group placement depends on it; the highest partition seen + 1 is only
+    a lower bound). Other keywords go to `Coordinator` (cluster, config, profile, ...).
+
+    The result is a live coordinator (clock at the cut, or at the last record) with
+    `replay_stats` (a `ReplayStats`). Raises `DumpError` for unreadable paths and for cuts the
+    dump cannot support. Memory: the replayed records are held, as the coordinator's log keeps
+    them; for dumps bigger than that, see `kgroup.dumps.spark`.
+    """
+    if offset is not None and at is not None:
+        raise ValueError("give offset or at, not both")
+    if topic not in (None, CONSUMER_OFFSETS):
+        if topic == SHARE_GROUP_STATE:
+            raise DumpError(f"{SHARE_GROUP_STATE} belongs to the share coordinator; replay rebuilds the group "
+                            f"coordinator from {CONSUMER_OFFSETS}")
+        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r}, not {topic!r}")
+    at_ms = to_epoch_ms(at) if at is not None else None
+    if isinstance(offset, bool) or (offset is not None and not isinstance(offset, int)):
+        raise TypeError(f"offset must be an int, got {offset!r}")
+    rep = report if report is not None else DumpReport()
+    warned: set[str] = set()
+
+    # 1. Read and cut, keeping each partition's entries in log order.
+    by_partition: dict[int | None, list[DumpEntry]] = {}
+    stopped: set[int | None] = set()
+    placements: dict[str, int] = {}
+    after_cut = 0
+    skipped: Counter[str] = Counter()
+    for e in _entries(paths_or_entries, CONSUMER_OFFSETS, rep, progress):
+        if e.topic != CONSUMER_OFFSETS:
+            skipped[f"{e.topic} records (not the group coordinator's)"] += 1
+            continue
+        p = e.partition
+        if offset is not None:
+            if e.offset is None:
+                raise DumpError(f"{e.source}: this dump does not show offsets (console-consumer output?); "
+                                f"cut it by time, or use segments or kafka-dump-log output")
+            if e.offset > offset:
+                after_cut += 1
+                continue
+        elif at_ms is not None:
+            if e.timestamp is None:
+                raise DumpError(f"{e.source}: this dump does not show timestamps; cut it by offset, or use "
+                                f"segments or kafka-dump-log output")
+            if p in stopped or e.timestamp > at_ms:
+                stopped.add(p)
+                after_cut += 1
+                continue
+        why = _why_not(e)
+        if why is not None:
+            skipped[why] += 1
+            continue
+        by_partition.setdefault(p, []).append(e)
+        if p is not None and e.control is None:
+            g = group_of(e)
+            if g is not None:
+                placements.setdefault(g, p)
+
+    # 2. The partition count: given, or the one that puts every group where the dump has it.
+    config = coordinator_kw.pop("config", None)
+    overrides = dict(config.overrides if isinstance(config, Config) else (config or {}))
+    given = overrides.get(_NUM_PARTITIONS)
+    if num_partitions is not None and given is not None and int(given) != num_partitions:
+        raise ValueError(f"num_partitions={num_partitions} but config says {_NUM_PARTITIONS}={given}")
+    highest = max((p for p in by_partition if p is not None), default=-1)
+    if num_partitions is None and given is not None:
+        num_partitions = int(given)
+    if num_partitions is not None:
+        reason = "given"
+        if highest >= num_partitions:
+            raise DumpError(f"the dump has records on partition {highest} but {_NUM_PARTITIONS} is {num_partitions}")
+    else:
+        num_partitions, reason = infer_num_partitions(placements)
+        if num_partitions is None:
+            fallback = max(DEFAULT_OFFSETS_PARTITIONS, highest + 1)
+            warnings.warn(f"{reason}; replaying with {_NUM_PARTITIONS}={fallback} (records stay on the "
+                          f"partitions the dump has them on)", stacklevel=2)
+            num_partitions, reason = fallback, f"{reason}; fell back to {fallback}"
+    overrides[_NUM_PARTITIONS] = num_partitions
+    stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut)
+    for why, n in skipped.items():
+        _skip(stats, why, warned, n)
+
+    # 3. One log, partitions merged by time as a broker's log dir reads back (OffsetsLog.read).
+    loose = by_partition.pop(None, [])
+    for e in loose:  # no partition in the dump (console output): where Kafka puts the group
+        g = group_of(e)
+        by_partition.setdefault(partition_for(g, num_partitions) if g is not None else 0, []).append(e)
+    log = OffsetsLog(num_partitions, topic=CONSUMER_OFFSETS)
+    streams = [[((e.timestamp if e.timestamp is not None else -1), p, i, e) for i, e in enumerate(entries)]
+               for p, entries in sorted(by_partition.items())]
+    merged = ((p, e) for _ts, p, _i, e in heapq.merge(*streams, key=lambda t: t[:3]))
+    for partition, run in _batches(merged):
+        _append(log, partition, run, stats, warned)
+        ts = run[0].timestamp
+        if ts is not None and ts >= 0:
+            stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
+            stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
+
+    # 4. The coordinator's own load; its clock at the moment asked about.
+    if "clock" not in coordinator_kw:
+        now = at_ms if at_ms is not None else stats.last_timestamp
+        coordinator_kw["clock"] = ManualClock(now if now is not None else DEFAULT_START_MS)
+    c = Coordinator.load(log, config=overrides, **coordinator_kw)
+    stats.unreplayed = dict(c.unreplayed)
+    c.replay_stats = stats  # type: ignore[attr-defined]
+    return c
+
+
+# ---------------------------------------------------------------------------------------------
+# describe
+
+def _offset_row(tp: tuple[str, int], oam: Any) -> dict[str, Any]:
+    return {"topic": tp[0], "partition": tp[1], "offset": oam.offset, "leader_epoch": oam.leader_epoch,
+            "metadata": oam.metadata, "commit_timestamp": oam.commit_timestamp,
+            "expire_timestamp": oam.expire_timestamp}
+
+
+def describe_groups(coordinator: Coordinator, group: str | None = None) -> list[dict[str, Any]]:
+    """Every group (or just `group`) as plain data, sorted by id: `Group.describe()` plus
+    `partition` (its `__consumer_offsets` partition), `offsets` (committed) and `pending_offsets`
+    (transactional, waiting for their marker, with the producer id). [] when `group` is not there.
+
+    Offsets without a group (possible in a cut dump) are shown under an empty classic group, as
+    Kafka's loader creates one for them.
+    """
+    c = coordinator
+    store = c.offsets.store
+    ids = set(c.groups) | set(store.committed)
+    for groups in store.pending.values():
+        ids |= set(groups)
+    if group is not None:
+        ids &= {group}
+    out = []
+    for gid in sorted(ids):
+        g = c.groups.get(gid)
+        d = (g if g is not None else ClassicGroup(gid)).describe()
+        d["partition"] = c.partition_for(gid)
+        d["offsets"] = [_offset_row(tp, oam) for tp, oam in sorted(store.group_offsets(gid).items())]
+        pending = []
+        for pid, groups in sorted(store.pending.items()):
+            for tp, oam in sorted(groups.get(gid, {}).items()):
+                pending.append({"producer_id": pid, **_offset_row(tp, oam)})
+        d["pending_offsets"] = pending
+        out.append(d)
+    return out
