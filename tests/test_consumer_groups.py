@@ -379,7 +379,6 @@ def test_regex_record_is_deleted_with_its_last_member(c):
 # Static members
 
 def test_static_member_rejoining_after_minus_two_keeps_its_assignment(c):
-    foo = c.cluster.topic_id("foo")
     hb(c, "a1", 0, topics=["foo"], instance="A")
     hb(c, "b", 0, topics=["foo"])
     epochs = settle(c, {"a1": 1, "b": 2})
@@ -417,7 +416,6 @@ def test_static_member_gone_after_minus_two_is_removed_at_session_timeout(c):
 # Describe, ListGroups, offsets
 
 def test_consumer_group_describe(c):
-    foo = c.cluster.topic_id("foo")
     hb(c, "a", 0, topics=["foo"], instance="A", rack="r1", client_id="app-1")
     resp = c.handle(request("ConsumerGroupDescribe", 1, group_ids=["g", "nope", ""], include_authorized_operations=False))
     g, nope, empty = resp.groups

@@ -89,12 +89,12 @@ def test_upgrade_keeps_the_classic_assignment_then_rebalances(c):
 
 def test_last_consumer_member_leaving_converts_back_with_the_target_assignment(c):
     m1, m2, _ = classic_group(c)
-    r = cgh(c, "new", 0)
+    cgh(c, "new", 0)
     g = c.groups["g"]
     targets = {m: g.target_assignment[m] for m in (m1, m2)}
     epoch = g.group_epoch
     pos = c.position
-    cgh(c, "new", r.member_epoch - 0 if False else r.member_epoch, member_epoch=-1)
+    cgh(c, "new", -1)
     back = c.groups["g"]
     assert isinstance(back, ClassicGroup)
     assert set(back.members) == {m1, m2} and back.generation_id == epoch

@@ -122,8 +122,6 @@ class ConsumerGroup(ModernGroup):
         self.last_regex_version = -1
         #: the old (before Kafka 4.1) subscription metadata record is in the log (record 4)
         self.partition_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
-        #: classic group conversion bookkeeping (soft): member id -> session timeout
-        self.classic_sessions: dict[str, int] = {}
         #: why the last member was fenced by a timer (for display)
         self.last_fence_reason: str | None = None
 
@@ -248,7 +246,6 @@ class ConsumerGroup(ModernGroup):
             self._track_regex(old, None)
             self._index_member(old, None)
             self._update_partition_epochs(old, None)
-        self.classic_sessions.pop(member_id, None)
 
     def _track_regex(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
         if old is not None and old.subscribed_topic_regex:

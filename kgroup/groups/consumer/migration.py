@@ -111,7 +111,6 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
     from .protocol import schedule_session_timeout
     for m in group.members.values():
         schedule_session_timeout(c, gid, m.member_id, m.classic_member_metadata.session_timeout_ms)
-    group.converted_from_classic = True
     return group
 
 
@@ -158,7 +157,7 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     except KafkaError as e:
         future.complete(_join_error(member_id if not unknown else "", e.code))
         return Result(replay=False)
-    except (ConsumerProtocolError, ValueError) as e:
+    except (ConsumerProtocolError, ValueError):
         future.complete(_join_error(member_id, ErrorCode.inconsistent_group_protocol))
         return Result(replay=False)
     rebalance_ms, session_ms = ms(req.rebalance_timeout), ms(req.session_timeout)
