@@ -8,18 +8,24 @@ both are plain Python so they can be tested and profiled without a cluster.
   `.index` gives candidate positions, otherwise batch headers are hopped over (base offset +
   length, seeking, nothing decoded); every cut is checked to be a CRC-valid batch. Text dumps
   are one task per file.
-- Running a segment task: the range's batches are read with kgroup's resynchronising reader, so
-  a corrupt span inside a range is reported (a row with `problem="corrupt_span"`) and every
-  intact batch around it is still decoded. Transaction status is decided by the COMMIT/ABORT
-  markers that follow in the same task; for the few records whose marker lies beyond the range,
-  the task looks ahead through the following ranges of its partition, hopping over batch
-  headers and reading control batches only (no other task, no shuffle, nothing collected).
-- Rows come out as `Chunk`s of column lists in `COLUMNS` order; OffsetCommit v3 records (the
-  bulk of any dump) take a fast path that renders exactly `record.to_json()` from a per-key
-  template.
+- Running a segment task: plain magic-2 data batches (header and CRC checked) are decoded in
+  one loop straight into columns; everything else (control batches, magic 0/1, anything odd)
+  goes through kgroup's resynchronising reader exactly where a reader of the whole file meets
+  it, so a corrupt span inside a range is a row with `problem="corrupt_span"` (the span
+  `read_dump` reports) and every intact batch around it is still decoded. Transaction status
+  is decided by the COMMIT/ABORT markers that follow in the same task; for the few records
+  whose marker lies beyond the range, the task looks ahead through the following ranges of its
+  partition, hopping over batch headers and reading control batches only (no other task, no
+  shuffle, nothing collected).
+- Rows come out as `Chunk`s, turned into Arrow record batches (`COLUMNS`, `arrow_schema`).
+  OffsetCommit v3 records (the bulk of any dump) take a fast path: their values are read in
+  place and their JSON (exactly `record.to_json()`) is assembled column-wise in Arrow from the
+  key's JSON head and the numbers. Other records are decoded to typed records and rendered with
+  a reused JSON encoder (`record_json`), identical to `to_json`.
 """
 from __future__ import annotations
 
+import bisect
 import gc
 import json
 import json.encoder
@@ -121,11 +127,6 @@ class ScanPlan:
     units: list[list[tuple[str, int, int]]] = field(default_factory=list)
     topic: str | None = None
 
-    @property
-    def total_bytes(self) -> int:
-        return sum(e - s for rs in self.units for _p, s, e in rs) + sum(
-            _size(Path(t.path)) for t in self.tasks if t.kind != "segment")
-
 
 def _size(p: Path) -> int:
     try:
@@ -215,8 +216,6 @@ def _index_positions(log: Path) -> list[int]:
 
 
 def _cut_from_index(positions: list[int], last: int, target: int, mm: Any, mv: memoryview, size: int) -> int | None:
-    import bisect
-
     i = bisect.bisect_right(positions, target) - 1
     while i >= 0 and positions[i] > last:
         pos = positions[i]
@@ -251,7 +250,6 @@ def _cut_by_hopping(mm: Any, mv: memoryview, start: int, target: int, size: int)
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # = JsonDoc.dumps, reused
 _JSTR = json.encoder.encode_basestring                                       # one JSON string, same escaping
-_TOMBSTONE_TAIL = '"value":null}'
 
 
 def _json(obj: Any) -> str:
@@ -523,7 +521,7 @@ _VALUE_CACHE_BYTES = 2048
 # (record type, value bytes) -> (value JSON, value columns) for __consumer_offsets records off the fast path.
 _VALUE_CACHE: dict[tuple[int, bytes], tuple[str, tuple]] = {}
 # Key bytes -> _key_info, per topic, shared by the tasks a (reused) Python worker runs.
-_KEY_CACHE: dict[str, dict[bytes, tuple]] = {CONSUMER_OFFSETS: {}, SHARE_GROUP_STATE: {}}
+_KEY_CACHE: dict[str, dict[bytes, list]] = {CONSUMER_OFFSETS: {}, SHARE_GROUP_STATE: {}}
 
 
 def _key_info(key: bytes | None, topic: str) -> list:
@@ -769,9 +767,8 @@ class _TaskReader:
         jstr = _JSTR
         empty = _EMPTY_META
         zz1, zz2, varint = _ZZ1, _ZZ2, read_varint
-        i = start
         try:
-            for _ in range(count):
+            for j in range(count):
                 b = buf[p]
                 if b < 128:
                     length = zz1[b]
@@ -854,7 +851,6 @@ class _TaskReader:
                             le_append(le)
                             ct_append(ct)
                             meta_append(empty)
-                            i += 1
                             continue
                     elif vl > 24 and buf[vpos] == 0 and buf[vpos + 1] == 3:
                         _v, o, le, ml = unpack_head(buf, vpos)
@@ -879,33 +875,35 @@ class _TaskReader:
                                 le_append(le)
                                 ct_append(ct)
                                 meta_append(js)
-                                i += 1
                                 continue
                 value = buf[vpos:vpos + vl] if vl >= 0 else None
-                self._general(chunk, i, ki, key, value, base_offset + od,
+                self._general(chunk, start + j, ki, key, value, base_offset + od,
                               base_ts + tsd if fixed_ts is None else fixed_ts)
-                i += 1
             if p != stop:
                 raise ValueError("records do not end where the batch does")
         except (ValueError, IndexError, UnicodeDecodeError):
             _rollback(chunk, start, ustart)
             return False
-        n = count
-        txn = "none"
-        if transactional and pid >= 0:
-            txn = _UNDECIDED
-            self.pending.setdefault(pid, []).append((chunk, start, n))
-            chunk.undecided += n
-        chunk.position.extend([position] * n)
-        chunk.producer_id.extend([pid] * n)
-        chunk.txn.extend([txn] * n)
+        self._batch_columns(chunk, start, count, position, pid, transactional)
         return True
 
     def _data(self, records: list, position: int, pid: int, transactional: bool) -> None:
-        """One row per record of a data batch read by `read_batches` (older formats, odd batches)."""
+        """Rows of a data batch read by `read_batches` (magic 0/1 message sets: values v0-v2, which
+        the OffsetCommit fast path does not cover)."""
         chunk = self.chunk
-        n = len(records)
         start = len(chunk)
+        kget = self.keycache.get
+        for i, rec in enumerate(records, start):
+            key = rec[2]
+            ki = kget(key)
+            if ki is None:
+                ki = self._new_key(key)
+            self._general(chunk, i, ki, key, rec[3], rec[0], rec[1])
+        self._batch_columns(chunk, start, len(records), position, pid, transactional)
+
+    def _batch_columns(self, chunk: Chunk, start: int, n: int, position: int, pid: int,
+                       transactional: bool) -> None:
+        """The columns every row of a batch shares; a transactional batch waits for its marker."""
         txn = "none"
         if transactional and pid >= 0:
             txn = _UNDECIDED
@@ -914,73 +912,6 @@ class _TaskReader:
         chunk.position.extend([position] * n)
         chunk.producer_id.extend([pid] * n)
         chunk.txn.extend([txn] * n)
-        uniq = chunk.uniq
-        uniq_append = uniq.append
-        kidx_append = chunk.kidx.append
-        off_append = chunk.offset.append
-        ts_append = chunk.timestamp.append
-        co_append = chunk.committed_offset.append
-        le_append = chunk.leader_epoch.append
-        ct_append = chunk.commit_timestamp.append
-        meta_append = chunk.meta.append
-        kget = self.keycache.get
-        unpack24 = _V3_EMPTY.unpack
-        unpack_head = _V3_HEAD.unpack_from
-        unpack_q = _Q.unpack_from
-        jstr = _JSTR
-        empty = _EMPTY_META
-        i = start
-        for rec in records:
-            key = rec[2]
-            value = rec[3]
-            ki = kget(key)
-            if ki is None:
-                ki = self._new_key(key)
-            if ki[0] and value is not None:
-                lv = len(value)
-                if lv == 24:
-                    v, o, le, ml, ct = unpack24(value)
-                    if v == 3 and ml == 0:
-                        if ki[2] is not uniq:  # first row of this key in the chunk
-                            ki[2] = uniq
-                            ki[6] = len(uniq)
-                            uniq_append(ki)
-                        kidx_append(ki[6])
-                        off_append(rec[0])
-                        ts_append(rec[1])
-                        co_append(o)
-                        le_append(le)
-                        ct_append(ct)
-                        meta_append(empty)
-                        i += 1
-                        continue
-                elif lv > 24 and value[1] == 3 and value[0] == 0:
-                    _v, o, le, ml = unpack_head(value)
-                    if lv == 24 + ml:
-                        try:
-                            meta = value[16:16 + ml].decode()
-                        except UnicodeDecodeError:
-                            meta = None
-                        if meta is not None:
-                            (ct,) = unpack_q(value, 16 + ml)
-                            js = jstr(meta)
-                            if "\\u00" in js:
-                                js = _json(meta)
-                            if ki[2] is not uniq:
-                                ki[2] = uniq
-                                ki[6] = len(uniq)
-                                uniq_append(ki)
-                            kidx_append(ki[6])
-                            off_append(rec[0])
-                            ts_append(rec[1])
-                            co_append(o)
-                            le_append(le)
-                            ct_append(ct)
-                            meta_append(js)
-                            i += 1
-                            continue
-            self._general(chunk, i, ki, key, value, rec[0], rec[1])
-            i += 1
 
     def _new_key(self, key: bytes) -> tuple:
         if len(self.keycache) >= _KEY_CACHE_LIMIT:
@@ -1152,8 +1083,10 @@ def _text_task(task: ScanTask, chunk_rows: int) -> Iterator[Chunk]:
 def run_task(plan: ScanPlan, i: int, chunk_rows: int = DEFAULT_CHUNK_ROWS) -> Iterator[Chunk]:
     """The rows of task `i` of `plan`, in chunks of at most about `chunk_rows` rows.
 
-    The cyclic garbage collector is paused while a chunk is being filled: rows are many small
-    objects that hold no cycles, and collecting them over and over costs more than the decoding.
+    The cyclic garbage collector is paused while a chunk is being filled: a chunk is hundreds of
+    thousands of small objects, and collecting them over and over would cost more than decoding
+    them (the few cycles, key descriptions pointing at their chunk's key list, wait for the next
+    collection).
     """
     task = plan.tasks[i]
     it = _TaskReader(plan, task, chunk_rows).run() if task.kind == "segment" else _text_task(task, chunk_rows)

@@ -85,8 +85,18 @@ def session(master: str | None = None, app_name: str = "kgroup", **conf: Any) ->
     partitions, the driver's Python (and kgroup's location) for the Python workers. `conf`:
     any Spark settings, e.g. ``session(**{"spark.driver.memory": "8g"})``; they win over the
     defaults. Timestamps in the views are shown in UTC unless `spark.sql.session.timeZone` says
-    otherwise. An already running session is returned (with `conf` applied where Spark allows).
+    otherwise. A session that is already running (a notebook's) is returned as it is, with only
+    `conf` applied (runtime settings).
     """
+    active = SparkSession.getActiveSession()
+    if active is not None:  # a notebook's or the caller's: keep its settings, add only `conf`
+        running = active.sparkContext.master
+        if master is not None and master != running:
+            warnings.warn(f"a SparkSession with master {running} is already running; using it, not {master}",
+                          stacklevel=2)
+        for k, v in conf.items():
+            active.conf.set(k, str(v))
+        return active
     chosen = master or _configured_master()
     builder = SparkSession.builder.appName(app_name)
     if chosen is None:
@@ -102,7 +112,6 @@ def session(master: str | None = None, app_name: str = "kgroup", **conf: Any) ->
             "spark.ui.showConsoleProgress": "false",
             "spark.sql.shuffle.partitions": str(max(4, 2 * cores)),
             "spark.driver.memory": "2g",
-            "spark.sql.adaptive.enabled": "true",
         })
         if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in conf:
             os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -114,8 +123,7 @@ def session(master: str | None = None, app_name: str = "kgroup", **conf: Any) ->
     settings.update({k: str(v) for k, v in conf.items()})
     for k, v in settings.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
-    return spark
+    return builder.getOrCreate()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -292,8 +300,12 @@ def lag(df: DataFrame, end_offsets: Any) -> DataFrame:
     Committed offsets are those of `compacted(df)`. Columns: group_id, topic, partition,
     committed_offset, end_offset (null when unknown), lag, commit_timestamp.
     """
-    ends = _end_offsets_frame(df.sparkSession, end_offsets).alias("e")
-    committed = (compacted(df).where(F.col("record_type").isin(*_OFFSET_TYPES))
+    return _lag_of(compacted(df), end_offsets)
+
+
+def _lag_of(latest: DataFrame, end_offsets: Any) -> DataFrame:
+    ends = _end_offsets_frame(latest.sparkSession, end_offsets).alias("e")
+    committed = (latest.where(F.col("record_type").isin(*_OFFSET_TYPES))
                  .select("group_id", F.col("topic_name").alias("topic"), F.col("topic_partition").alias("tp"),
                          "committed_offset", "commit_timestamp").alias("c"))
     joined = committed.join(ends, (F.col("c.topic") == F.col("e.topic")) & (F.col("c.tp") == F.col("e.partition")),
@@ -379,7 +391,10 @@ def rebalances(df: DataFrame, window: str = "1 minute") -> DataFrame:
     Columns: group_id, group_type, window_start, window_end, rebalances, first_generation,
     last_generation, joined, left (member events in the window).
     """
-    t = membership_timeline(df)
+    return _rebalances_of(membership_timeline(df), window)
+
+
+def _rebalances_of(t: DataFrame, window: str) -> DataFrame:
     bump = (F.col("event").isin("generation", "group_epoch")
             & F.when(F.col("previous_generation").isNull(), F.col("generation") > 0)
             .otherwise(F.col("generation") > F.col("previous_generation")))
@@ -444,9 +459,11 @@ def write_parquet(spark: SparkSession, paths: str | os.PathLike[str] | Iterable[
                   window: str = "1 minute") -> dict[str, str]:
     """Load `paths` and write the chosen views as parquet directories `out_dir/<view>`.
 
-    The records are decoded once and written first (`records`); the other views are computed
-    from that parquet. `lag` is written only when `end_offsets` is given (see `lag`). Existing
-    view directories are replaced. Returns view name -> parquet path written.
+    The records are decoded once and written first (`records`, kept only if asked for); the
+    other views are computed from that parquet, `rebalances` and `lag` from the written
+    `membership_timeline` and `compacted`. `lag` is written only when `end_offsets` is given
+    (see `lag`; a missing CSV fails before anything is read). Existing view directories are
+    replaced. Returns view name -> parquet path written, in the order of `views`.
     """
     wanted = list(dict.fromkeys(views))
     unknown = [v for v in wanted if v not in VIEWS]
@@ -454,6 +471,7 @@ def write_parquet(spark: SparkSession, paths: str | os.PathLike[str] | Iterable[
         raise ValueError(f"unknown view(s) {unknown}; choose from {list(VIEWS)}")
     if "lag" in wanted and end_offsets is None:
         wanted.remove("lag")
+    ends = _end_offsets_frame(spark, end_offsets) if "lag" in wanted else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     records = load(spark, paths, topic=topic, split_bytes=split_bytes)
@@ -464,19 +482,23 @@ def write_parquet(spark: SparkSession, paths: str | os.PathLike[str] | Iterable[
     if keep_records:
         written["records"] = str(records_path)
     base = spark.read.schema(schema()).parquet(str(records_path))
+
+    def written_or(name: str, make: Any) -> DataFrame:
+        # rebalances and lag start from what membership_timeline and compacted wrote, if they did
+        return spark.read.parquet(written[name]) if name in written else make()
+
     makers = {
         "compacted": lambda: compacted(base),
         "offset_history": lambda: offset_history(base),
         "commit_rate": lambda: commit_rate(base, window),
         "membership_timeline": lambda: membership_timeline(base),
-        "rebalances": lambda: rebalances(base, window),
+        "rebalances": lambda: _rebalances_of(written_or("membership_timeline", lambda: membership_timeline(base)),
+                                             window),
         "share_state": lambda: share_state(base),
-        "lag": lambda: lag(base, end_offsets),
+        "lag": lambda: _lag_of(written_or("compacted", lambda: compacted(base)), ends),
     }
     try:
-        for name in wanted:
-            if name == "records":
-                continue
+        for name in (v for v in VIEWS if v in wanted and v != "records"):
             path = out / name
             makers[name]().write.mode("overwrite").parquet(str(path))
             written[name] = str(path)
