@@ -11,7 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 #: notebooks whose committed outputs must match a fresh run (deterministic by design)
-NBVAL = ["01_offsets_and_the_log.ipynb", "02_classic_static_membership.ipynb", "03_consumer_groups_kip848.ipynb"]
+NBVAL = ["01_offsets_and_the_log.ipynb", "02_classic_static_membership.ipynb", "03_consumer_groups_kip848.ipynb",
+         "09_consumer_offsets_with_pyspark.ipynb"]
 
 
 def test_there_are_notebooks():
@@ -88,3 +89,36 @@ def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp
     assert "unrevoked" in text and "unreleased" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
         "assignor_balance.svg", "reconciliation_grid.svg", "unowned_partitions.svg"]
+
+
+@pytest.mark.notebook
+def test_notebook_09_reads_another_dump_and_sees_a_group_expire(tmp_path):
+    """Pointed at the expiring-group sample and cut at 06:20: Spark's counts, compacted view and lag, and
+    kgroup's replay at the cut and at the end, read from the output."""
+    import re
+
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "09_consumer_offsets_with_pyspark.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out"),
+                                    "dump_path": str(ROOT / "data" / "samples" / "expiring-group"),
+                                    "replay_at": "2024-06-10T06:20:00Z"})
+    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "Spark's own output reached the notebook"
+    text = "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    # 4 GroupMetadata + 6 OffsetCommit records; once compacted, only audit-tool's last offset is left
+    assert "10 records, from 2024-06-10T06:13:20.000Z to 2024-06-10T06:24:20.000Z; 0 row(s) that could not be read" in text
+    assert re.search(r"segment\s+GroupMetadata\s+4\s+1\s", text) and re.search(r"segment\s+OffsetCommit\s+6\s+1\s", text)
+    assert "10 records in the dump, 1 live key(s) after compaction" in text
+    # lag from made-up end offsets (highest committed + 100): audit-tool committed 8 on audit-0
+    assert re.search(r"audit-tool\s+audit\s+0\s+8\s+108\s+100\s", text), text[-3000:]
+    # the group with the most membership changes, Empty at the cut with its offset, expired by the end
+    m = re.search(r"(\S+) at 2024-06-10T06:20:00\.000Z: (\w+), classic generation / epoch (\d+), (\d+) member\(s\); "
+                  r"at the end \(2024-06-10T06:24:20\.000Z\): (.*)", text)
+    assert m, text[-3000:]
+    assert m.groups()[:4] == ("nightly-batch", "Empty", "2", "0") and m.group(5).startswith("not there")
+    assert re.search(r"audit\s+0\s+130\s+—\s+—", text), "nightly-batch's offset: 130 at the cut, expired at the end"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["commit_rate.svg", "lag.svg", "rebalance_timeline.svg"]

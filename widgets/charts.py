@@ -7,7 +7,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from widgets.palette import RECORD_FAMILIES, record_family
+from widgets.palette import ERROR, OK, RECORD_FAMILIES, STALE, record_family
 from widgets.record_log import log_frame
 
 
@@ -165,3 +165,134 @@ def save(chart: alt.Chart, path: str | Path) -> Path:
     else:
         raise ValueError(f"save() writes .png or .svg, not {path.suffix!r}")
     return path
+
+
+# ------------------------------------------------------------------------------------------------
+# charts over dumps (kgroup.dumps.spark views, collected after aggregation)
+
+#: Colours of the group types, as in the record families (classic = GroupMetadata's colour).
+GROUP_TYPES = {t: RECORD_FAMILIES[t] for t in ("classic", "consumer", "share", "streams")}
+#: A member joining / leaving.
+MEMBER_EVENTS = {"joined": OK, "left": ERROR}
+
+
+def _utc_time(field: str, title: str) -> alt.X:
+    """A time axis from epoch milliseconds, shown in UTC whatever the viewer's time zone."""
+    return alt.X(f"{field}:T", title=title, scale=alt.Scale(type="utc"),
+                 axis=alt.Axis(format="%H:%M:%S", labelAngle=0, labelOverlap=True))
+
+
+def _utc_text(ms: pd.Series) -> pd.Series:
+    """Epoch milliseconds as `2024-06-10T06:13:20.000Z` (tooltips)."""
+    t = pd.to_datetime(ms.astype("float64"), unit="ms", utc=True)
+    return t.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3] + "Z"
+
+
+def rebalance_timeline_chart(events: pd.DataFrame | list[dict], *, until: int | None = None,
+                             title: str = "Generations and group epochs over time") -> alt.VConcatChart:
+    """One panel per group, one time axis for all: its generation (classic) or group epoch
+    (KIP-848) as a step line coloured by group type (ending where the group's record became a
+    tombstone), the member count as a dashed grey step line (right axis), and members
+    joining ▲ / leaving ▼ on it.
+
+    `events`: rows with group, group_type, t (epoch ms), event ("generation", "group_epoch",
+    "joined", "left", "deleted"), generation (null in a tombstone), member_id and members (the
+    count after the event), as `kgroup.dumps.spark.membership_timeline` gives them once a count
+    is added. `until`: the time the last lines run on to (e.g. the dump's last record)."""
+    cols = ["group", "group_type", "t", "event", "generation", "member_id", "members"]
+    df = pd.DataFrame(events, columns=cols)
+    df = df[df["t"].notna()].reset_index(drop=True)   # records without a timestamp cannot be placed
+    if df.empty:
+        return alt.vconcat(alt.Chart(pd.DataFrame({"text": ["no group records with a timestamp"]}))
+                           .mark_text(fontSize=13, color="#555").encode(text="text:N")
+                           .properties(width=560, height=60), title=title)
+    df["member_id"] = df["member_id"].fillna("")
+    df["time"] = _utc_text(df["t"])
+    end = max(int(df["t"].max()), until or 0)
+    span = [int(df["t"].min()), end]
+
+    gen = df[df["event"].isin(["generation", "group_epoch", "deleted"])].copy()
+    gen["closes"] = gen["generation"].isna()          # a tombstone ends that line
+    gen["generation"] = gen.groupby(["group", "group_type"])["generation"].ffill()
+    gen = gen[gen["generation"].notna()]
+    gen["label"] = gen["event"].map({"generation": "generation", "group_epoch": "group epoch", "deleted": "deleted"})
+    last = gen.groupby("group").tail(1)
+    gen_line = pd.concat([gen, last[~last["closes"]].assign(t=end)], ignore_index=True)
+    gen_points = gen[~gen["closes"]]
+
+    counts = (df[df["event"].isin(["joined", "left", "deleted"])].groupby(["group", "t"], as_index=False)
+              .last()[["group", "t", "members"]])
+    counts = pd.concat([counts, counts.groupby("group").tail(1).assign(t=end)], ignore_index=True)
+    changes = df[df["event"].isin(list(MEMBER_EVENTS))]
+    types = sorted(set(gen["group_type"].dropna())) or ["classic"]
+    colour = alt.Color("group_type:N", title="group type",
+                       scale=alt.Scale(domain=types, range=[GROUP_TYPES.get(t, STALE) for t in types]))
+
+    def whole(values: pd.Series) -> list[int] | None:
+        """Tick values 0, 1, 2, ... for a small range (the axes count things)."""
+        top = int(values.max()) if len(values.dropna()) else 1
+        return list(range(0, max(top, 1) + 1)) if top <= 10 else None
+
+    def panel(group: str, last_panel: bool) -> alt.LayerChart:
+        y_gen = alt.Y("generation:Q", title="generation / epoch",
+                      axis=alt.Axis(values=whole(gen_line.loc[gen_line["group"] == group, "generation"]),
+                                    tickMinStep=1))
+        y_members = alt.Y("members:Q", title="members",
+                          axis=alt.Axis(orient="right", tickMinStep=1,
+                                        values=whole(counts.loc[counts["group"] == group, "members"])))
+        x = alt.X("t:T", title="time (UTC)" if last_panel else None, scale=alt.Scale(type="utc", domain=span),
+                  axis=alt.Axis(format="%H:%M:%S", labelAngle=0, labelOverlap=True))
+        line = (alt.Chart(gen_line[gen_line["group"] == group])
+                .mark_line(interpolate="step-after", strokeWidth=2)
+                .encode(x=x, y=y_gen, color=colour, detail="group_type:N"))
+        points = (alt.Chart(gen_points[gen_points["group"] == group]).mark_point(filled=True, size=40)
+                  .encode(x=x, y=y_gen, color=colour, tooltip=["time", "group_type", "label", "generation"]))
+        count = (alt.Chart(counts[counts["group"] == group])
+                 .mark_line(interpolate="step-after", color="#777", strokeDash=[4, 3], strokeWidth=1.2)
+                 .encode(x=x, y=y_members))
+        moves = (alt.Chart(changes[changes["group"] == group]).mark_point(filled=True, size=70, opacity=0.85)
+                 .encode(x=x, y=y_members,
+                         shape=alt.Shape("event:N", title="member", scale=alt.Scale(
+                             domain=list(MEMBER_EVENTS), range=["triangle-up", "triangle-down"])),
+                         fill=alt.Fill("event:N", title="member", scale=alt.Scale(
+                             domain=list(MEMBER_EVENTS), range=list(MEMBER_EVENTS.values()))),
+                         tooltip=["time", "event", "member_id", "members"]))
+        return (alt.layer(line + points, count + moves, title=alt.Title(group, anchor="start", fontSize=12))
+                .resolve_scale(y="independent").properties(width=560, height=100))
+
+    groups = sorted(set(df["group"]))
+    panels = [panel(g, i == len(groups) - 1) for i, g in enumerate(groups)]
+    return alt.vconcat(*panels, title=title, spacing=14).resolve_scale(color="shared", shape="shared", fill="shared")
+
+
+def commit_rate_chart(rates: pd.DataFrame | list[dict], *, title: str = "Offset commits per second") -> alt.Chart:
+    """One line per group: offset commits per second in each time window.
+
+    `rates`: rows with group, t (the window's start, epoch ms), commits_per_second (windows
+    without a commit at 0), as `kgroup.dumps.spark.commit_rate` gives them."""
+    df = pd.DataFrame(rates, columns=["group", "t", "commits_per_second", "commits"])
+    df["time"] = _utc_text(df["t"])
+    groups = sorted(set(df["group"]))
+    return (alt.Chart(df, title=title).mark_line(interpolate="step-after", point=True)
+            .encode(x=_utc_time("t", "window start (UTC)"),
+                    y=alt.Y("commits_per_second:Q", title="OffsetCommit records per second"),
+                    color=alt.Color("group:N", title="group", sort=groups),
+                    tooltip=["group", alt.Tooltip("time:N", title="window start"), "commits", "commits_per_second"])
+            .properties(width=560, height=200))
+
+
+def lag_chart(lag: pd.DataFrame | list[dict], *, title: str = "Consumer lag per partition") -> alt.Chart:
+    """Bars: log end offset minus the committed offset, per group and topic-partition.
+
+    `lag`: rows with group, topic, partition, committed_offset, end_offset, lag, as
+    `kgroup.dumps.spark.lag` gives them."""
+    df = pd.DataFrame(lag, columns=["group", "topic", "partition", "committed_offset", "end_offset", "lag"])
+    df = df.assign(tp=df["topic"].astype(str) + "-" + df["partition"].astype(str))
+    groups = sorted(set(df["group"]))
+    return (alt.Chart(df, title=title).mark_bar()
+            .encode(x=alt.X("lag:Q", title="lag (log end offset − committed offset)"),
+                    y=alt.Y("tp:N", title="topic-partition", sort=sorted(set(df["tp"]))),
+                    yOffset=alt.YOffset("group:N", sort=groups),
+                    color=alt.Color("group:N", title="group", sort=groups),
+                    tooltip=["group", "topic", "partition", "committed_offset", "end_offset", "lag"])
+            .properties(width=420))
