@@ -38,10 +38,15 @@ def persisted_group(c: "Coordinator", group_id: str, create: bool) -> ConsumerGr
     raise ReplayError(f"Group {group_id} is not a consumer group")
 
 
+def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, ConsumerGroup | None]:
+    """The record's key and value, and its group (created by a value, never by a tombstone)."""
+    key, value = entry.record.key, entry.record.value
+    return key, value, persisted_group(c, key.group_id, value is not None)
+
+
 @replays(R.ConsumerGroupMetadata)
 def _metadata(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     if value is None:
@@ -60,8 +65,7 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
 @replays(R.ConsumerGroupPartitionMetadata)
 def _partition_metadata(c: "Coordinator", entry: Any) -> None:
     """The subscription metadata Kafka wrote before 4.1 (replaced by the metadata hash)."""
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     group.partition_metadata = None if value is None else {
@@ -70,8 +74,7 @@ def _partition_metadata(c: "Coordinator", entry: Any) -> None:
 
 @replays(R.ConsumerGroupMemberMetadata)
 def _member(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     old = group.members.get(key.member_id)
@@ -91,8 +94,7 @@ def _member(c: "Coordinator", entry: Any) -> None:
 
 @replays(R.ConsumerGroupTargetAssignmentMetadata)
 def _target_epoch(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     if value is None:
@@ -107,8 +109,7 @@ def _target_epoch(c: "Coordinator", entry: Any) -> None:
 
 @replays(R.ConsumerGroupTargetAssignmentMember)
 def _target_member(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     if value is None:
@@ -122,8 +123,7 @@ def _target_member(c: "Coordinator", entry: Any) -> None:
 
 @replays(R.ConsumerGroupCurrentMemberAssignment)
 def _current(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     old = group.members.get(key.member_id)
@@ -141,8 +141,7 @@ def _current(c: "Coordinator", entry: Any) -> None:
 
 @replays(R.ConsumerGroupRegularExpression)
 def _regex(c: "Coordinator", entry: Any) -> None:
-    key, value = entry.record.key, entry.record.value
-    group = persisted_group(c, key.group_id, value is not None)
+    key, value, group = _target(c, entry)
     if group is None:
         return
     if value is None:
