@@ -13,7 +13,8 @@ a table of at least 64) are not modelled: string member ids never collide that m
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import uuid
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from kgroup.log.partitioner import java_string_hashcode
@@ -32,9 +33,36 @@ def java_spread_hash(key: str) -> int:
 
 def java_order(keys: Iterable[str], capacity: int = _DEFAULT_CAPACITY) -> list[str]:
     """Keys (given in insertion order) in the order a HashMap of `capacity` iterates them."""
+    return java_hash_order(keys, java_string_hashcode, capacity)
+
+
+def java_hash_order(keys: Iterable[Any], hash32: Callable[[Any], int], capacity: int | None = None) -> list:
+    """Keys in the iteration order of a Java `HashMap`/`HashSet` holding them, for any key type
+    given its Java `hashCode` (`hash32`). Keys sharing a bucket keep their given order.
+    `capacity` defaults to what `put()`-ing the keys one by one into a new map grows to."""
+    keys = list(keys)
+    if capacity is None:
+        capacity = _DEFAULT_CAPACITY
+        while len(keys) > capacity * _LOAD_FACTOR:
+            capacity *= 2
     mask = capacity - 1
-    indexed = list(keys)
-    return [k for _, _, k in sorted((java_spread_hash(k) & mask, i, k) for i, k in enumerate(indexed))]
+
+    def bucket(k: Any) -> int:
+        h = hash32(k) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & mask
+    return sorted(keys, key=bucket)  # stable: same-bucket keys keep their order
+
+
+def hashset_capacity(n: int) -> int:
+    """The table size of `new HashSet<>(collection)` / `new HashMap<>(map)` of `n` elements."""
+    wanted = max(int(n / _LOAD_FACTOR) + 1, _DEFAULT_CAPACITY)
+    return 1 << (wanted - 1).bit_length()
+
+
+def java_uuid_hash(u: "uuid.UUID") -> int:
+    """Kafka's `Uuid.hashCode()`: the xor of both 64-bit halves, folded to 32 bits."""
+    h = (u.int >> 64) ^ (u.int & 0xFFFFFFFFFFFFFFFF)
+    return ((h >> 32) ^ h) & 0xFFFFFFFF
 
 
 class JavaHashMap(dict[str, V]):

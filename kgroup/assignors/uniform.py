@@ -20,12 +20,12 @@ from bisect import bisect_right
 from itertools import chain
 from typing import Any
 
+from kgroup.javaorder import hashset_capacity, java_hash_order, java_uuid_hash
+
 from .api import (GroupAssignment, GroupSpec, PartitionAssignorException, ServerAssignor,
                   SubscribedTopicDescriber, SubscriptionType, TopicId, gc_paused)
 
 __all__ = ["UniformAssignor", "assign_homogeneous", "assign_heterogeneous", "java_hashset_order"]
-
-_M64 = (1 << 64) - 1
 
 #: Kafka's UniformHeterogeneousAssignmentBuilder.MAX_ITERATION_COUNT.
 MAX_BALANCE_ROUNDS = 16
@@ -41,17 +41,8 @@ def java_hashset_order(topic_ids: Any) -> list[TopicId]:
     bucket by insertion order (the order of the subscription set, itself a hash order in
     the broker); here they are broken by topic id.
     """
-    n = len(topic_ids)
-    capacity = max(4 * n // 3 + 1, 16)
-    mask = (1 << (capacity - 1).bit_length()) - 1
-
-    def key(tid: TopicId) -> tuple[int, int]:
-        x = tid.int
-        x = (x >> 64) ^ (x & _M64)          # mostSignificantBits ^ leastSignificantBits
-        h = ((x >> 32) ^ x) & 0xFFFFFFFF    # (int) (xor >> 32) ^ (int) xor
-        return ((h ^ (h >> 16)) & mask, tid.int)
-
-    return sorted(topic_ids, key=key)
+    ordered = sorted(topic_ids, key=lambda tid: tid.int)  # ties inside a bucket: by topic id
+    return java_hash_order(ordered, java_uuid_hash, hashset_capacity(len(ordered)))
 
 
 def _missing_topic(topic_id: TopicId) -> PartitionAssignorException:

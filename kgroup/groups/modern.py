@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kgroup.groups.base import Group
+from kgroup.javaorder import java_hash_order, java_uuid_hash
 
 #: A member leaving for good sends this epoch (KIP-848).
 LEAVE_GROUP_MEMBER_EPOCH = -1
@@ -65,30 +66,6 @@ class ModernGroupState(str, enum.Enum):
         return self.value
 
 
-def java_uuid_hash(u: uuid.UUID) -> int:
-    """Kafka's `Uuid.hashCode()`: the 64-bit xor of both halves, folded to 32 bits."""
-    msb, lsb = u.int >> 64, u.int & 0xFFFFFFFFFFFFFFFF
-    h = msb ^ lsb
-    return ((h >> 32) ^ h) & 0xFFFFFFFF
-
-
-def java_hash_order(keys: Iterable[Any], hash32, capacity: int | None = None) -> list:
-    """Keys in the iteration order of a Java `HashMap` filled with them (bucket order; keys
-    sharing a bucket keep their given order). `capacity` defaults to what `put()`-ing the
-    keys one by one into a `new HashMap<>()` grows to."""
-    keys = list(keys)
-    if capacity is None:
-        capacity = 16
-        while len(keys) > capacity * 3 // 4:
-            capacity *= 2
-    mask = capacity - 1
-
-    def bucket(k):
-        h = hash32(k) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & mask
-    return sorted(keys, key=bucket)  # sorted() is stable: same-bucket keys keep their order
-
-
 def topic_order(topic_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
     """Topic ids in the order a Java `HashMap<Uuid, ...>` lists them (the order of
     topics inside the records and responses Kafka builds from such maps)."""
@@ -103,10 +80,6 @@ def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> Assignment:
 def partitions_of(assignment: Mapping[uuid.UUID, Any]) -> Assignment:
     """The plain partitions of an assignment that may carry per-partition epochs."""
     return {t: frozenset(ps) for t, ps in assignment.items() if ps}
-
-
-def count_partitions(assignment: Mapping[uuid.UUID, Any]) -> int:
-    return sum(len(ps) for ps in assignment.values())
 
 
 class ModernGroup(Group):
@@ -183,9 +156,6 @@ class ModernGroup(Group):
     def static_member_id(self, instance_id: str | None) -> str | None:
         return self.static_members.get(instance_id) if instance_id is not None else None
 
-    def has_static_member(self, instance_id: str | None) -> bool:
-        return instance_id is not None and instance_id in self.static_members
-
     def _index_member(self, old: Any, new: Any) -> None:
         """Keep the static-member index in line with a member update or removal."""
         if old is not None and old.instance_id is not None and \
@@ -197,5 +167,4 @@ class ModernGroup(Group):
 
 
 __all__ = ["LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
-           "MemberState", "ModernGroupState", "ModernGroup", "java_uuid_hash", "java_hash_order", "topic_order",
-           "frozen", "partitions_of", "count_partitions"]
+           "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

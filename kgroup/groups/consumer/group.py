@@ -16,9 +16,9 @@ from typing import Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
-                                  EpochAssignment, MemberState, ModernGroup, ModernGroupState, java_hash_order,
+                                  EpochAssignment, MemberState, ModernGroup, ModernGroupState,
                                   partitions_of, topic_order)
-from kgroup.javaorder import java_order
+from kgroup.javaorder import hashset_capacity, java_hash_order, java_order
 from kgroup.log.partitioner import java_string_hashcode
 from kgroup import records as R
 
@@ -224,14 +224,6 @@ class ConsumerGroup(ModernGroup):
                 best = name
         return best
 
-    def owner_of(self, topic_id: uuid.UUID, partition: int) -> str | None:
-        """The member currently holding the partition (assigned or still revoking)."""
-        for m in self.members.values():
-            if partition in m.assigned_partitions.get(topic_id, ()) or \
-                    partition in m.partitions_pending_revocation.get(topic_id, ()):
-                return m.member_id
-        return None
-
     # -- replay helpers (called only from the replay functions) --------------------------
     def update_member(self, member: ConsumerGroupMember) -> None:
         old = self.members.get(member.member_id)
@@ -300,12 +292,9 @@ class ConsumerGroup(ModernGroup):
 # Records (Kafka's GroupCoordinatorRecordHelpers for consumer groups)
 
 def _java_hashset_order(names: Iterable[str]) -> list[str]:
-    """A `new HashSet<>(collection)`'s iteration order (capacity from the collection size)."""
+    """A `new HashSet<>(collection)`'s iteration order (how Kafka lists names in its records)."""
     names = list(names)
-    capacity = 16
-    while capacity < int(len(names) / 0.75) + 1:
-        capacity *= 2
-    return java_hash_order(names, java_string_hashcode, capacity)
+    return java_hash_order(names, java_string_hashcode, hashset_capacity(len(names)))
 
 
 def _topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Any], with_epochs: bool = False) -> list:
