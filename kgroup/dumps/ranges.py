@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 import cramjam
+import numpy as np
+import pyarrow as pa
 from crc32c import crc32c
 
 from kgroup.log import ControlMarker, ControlType, CorruptBatch, read_batches
@@ -51,6 +53,7 @@ from kgroup.records.records import (CONSUMER_OFFSETS, SHARE_GROUP_STATE, key_ren
                                     value_renderer)
 from kgroup.records.uuids import uuid_to_kafka_str
 
+from .columnar import Block, RunBatch, parse_run
 from .model import DumpEntry, DumpError, DumpReport
 from .reader import _plan, read_dump
 from .segments import SegmentUnit
@@ -249,7 +252,6 @@ def _cut_by_hopping(mm: Any, mv: memoryview, start: int, target: int, size: int)
 # rows
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # = JsonDoc.dumps, reused
-_JSTR = json.encoder.encode_basestring                                       # one JSON string, same escaping
 
 
 def _json(obj: Any) -> str:
@@ -292,14 +294,14 @@ class Chunk:
 
     Key columns come from a small dictionary: `uniq` holds the distinct key descriptions of the
     chunk (see `_key_info`: built once per distinct key bytes, shared by every record with that
-    key) and `kidx` each row's index into it. Other columns are lists appended to per row or extended per batch; columns
-    that are mostly null live in `sparse` (column -> {row index: value}). For OffsetCommit v3
-    rows only the metadata JSON is kept (`meta`): their JSON text is assembled column-wise in
-    `to_arrow`, from the key's JSON head and the offset, epoch and timestamp columns.
+    key) and `kidx` each row's index into it. Other columns are lists appended to per row or
+    extended per batch; columns that are mostly null live in `sparse` (column -> {row index:
+    value}). The bulk of a segment's records does not come through here but through
+    `kgroup.dumps.columnar` (a `Block`); a Chunk holds the rest.
     """
 
     __slots__ = ("const", "const_rows", "uniq", "kidx", "offset", "timestamp", "committed_offset", "leader_epoch",
-                 "commit_timestamp", "meta", "position", "producer_id", "txn", "sparse", "undecided")
+                 "commit_timestamp", "position", "producer_id", "txn", "sparse", "undecided")
 
     def __init__(self, const: tuple | None) -> None:
         self.const = const                 # source, kind, topic, partition of every row; or None:
@@ -311,7 +313,6 @@ class Chunk:
         self.committed_offset: list = []
         self.leader_epoch: list = []
         self.commit_timestamp: list = []
-        self.meta: list = []
         self.position: list = []
         self.producer_id: list = []
         self.txn: list = []
@@ -326,15 +327,14 @@ class Chunk:
             commit_timestamp: Any = None, **sparse: Any) -> None:
         """One row (the slow way: for anything but the bulk of data records); `keys`: key columns."""
         i = len(self.offset)
-        ki = [0, keys, self.uniq, None, None, None, len(self.uniq)]
+        ki = [keys, self.uniq, None, None, None, len(self.uniq)]
         self.uniq.append(ki)
-        self.kidx.append(ki[6])
+        self.kidx.append(ki[5])
         self.offset.append(offset)
         self.timestamp.append(timestamp)
         self.committed_offset.append(committed_offset)
         self.leader_epoch.append(leader_epoch)
         self.commit_timestamp.append(commit_timestamp)
-        self.meta.append(None)
         self.position.append(position)
         self.producer_id.append(producer_id)
         self.txn.append(txn)
@@ -352,9 +352,6 @@ class Chunk:
 
     def to_arrow(self) -> Any:
         """The rows as a `pyarrow.RecordBatch` with `arrow_schema()`."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         schema = arrow_schema()
         n = len(self)
         cols: dict[str, Any] = {}
@@ -370,7 +367,7 @@ class Chunk:
         idx = pa.array(self.kidx, pa.int32())
         uniq = self.uniq
         for j, name in enumerate(_KEYCOLS):
-            cols[name] = pa.array([u[1][j] for u in uniq], schema.field(name).type).take(idx)
+            cols[name] = pa.array([u[0][j] for u in uniq], schema.field(name).type).take(idx)
         for name in _DENSE:
             cols[name] = pa.array(getattr(self, name), schema.field(name).type)
         for name, values in self.sparse.items():
@@ -385,14 +382,6 @@ class Chunk:
             for i, v in values.items():
                 col[i] = v
             cols[name] = pa.array(col, typ)
-        if any(m is not None for m in self.meta):
-            heads = pa.array([u[3] for u in uniq], pa.string()).take(idx)
-            text = pa.string()
-            fast = pc.binary_join_element_wise(
-                heads, '{"version":3,"data":{"offset":', pc.cast(cols["committed_offset"], text), ',"leaderEpoch":',
-                pc.cast(cols["leader_epoch"], text), ',"metadata":', pa.array(self.meta, text),
-                ',"commitTimestamp":', pc.cast(cols["commit_timestamp"], text), "}}}", "")
-            cols["json"] = pc.coalesce(fast, cols["json"]) if self.sparse["json"] else fast
         return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
@@ -401,17 +390,14 @@ _DENSE = ("offset", "timestamp", "committed_offset", "leader_epoch", "commit_tim
 _SPARSE = ("line", "topic_id", "generation", "member_epoch", "tombstone", "control", "json", "error", "problem",
            "corrupt_bytes")
 assert sorted(_CONST + _KEYCOLS + _DENSE + _SPARSE) == sorted(n for n, _ in COLUMNS)
-_EMPTY_META = '""'
 
 _ARROW_SCHEMA = None
 
 
 def arrow_schema() -> Any:
-    """`COLUMNS` as a pyarrow schema (pyarrow imported on first use)."""
+    """`COLUMNS` as a pyarrow schema."""
     global _ARROW_SCHEMA
     if _ARROW_SCHEMA is None:
-        import pyarrow as pa
-
         types = {"string": pa.string(), "short": pa.int16(), "int": pa.int32(), "long": pa.int64(),
                  "boolean": pa.bool_()}
         _ARROW_SCHEMA = pa.schema([pa.field(n, types[t]) for n, t in COLUMNS])
@@ -499,7 +485,7 @@ def add_entry(chunk: Chunk, entry: DumpEntry) -> None:
     extra: dict[str, Any] = {}
     if entry.control is None:
         if entry.key is not None:  # an undecodable record read from a segment: what its key says
-            keys = _key_info(entry.key, entry.topic)[1]
+            keys = _key_info(entry.key, entry.topic)[0]
         elif fields.get("unknown_type") is not None:
             keys = (None, fields["unknown_type"], None, None, None, None, None)
         elif fields.get("record_type"):
@@ -511,9 +497,6 @@ def add_entry(chunk: Chunk, entry: DumpEntry) -> None:
 # ------------------------------------------------------------------------------------------------
 # running a task (executors)
 
-_V3_EMPTY = struct.Struct(">hqihq")         # OffsetCommitValue v3 with metadata ""
-_V3_HEAD = struct.Struct(">hqih")
-_Q = struct.Struct(">q")
 _ATTR_CONTROL = 0x20
 _KEY_CACHE_LIMIT = 200_000
 _VALUE_CACHE_LIMIT = 4096
@@ -527,20 +510,20 @@ _KEY_CACHE: dict[str, dict[bytes, list]] = {CONSUMER_OFFSETS: {}, SHARE_GROUP_ST
 def _key_info(key: bytes | None, topic: str) -> list:
     """What every record with these key bytes shares; built once per distinct key.
 
-    [OffsetCommit fast path?, key columns, the Chunk.uniq it was last added to, JSON up to the
-    value, key error, unknown type, its index in that Chunk.uniq] (a list: the last two change).
+    [key columns, the Chunk.uniq it was last added to, JSON up to the value, key error, unknown
+    type, its index in that Chunk.uniq] (a list: the second and the last change).
     """
     try:
         rec = decode_record(key, None, topic=topic)
     except UnknownRecordTypeError as exc:
-        return [0, (None, exc.record_type, None, None, None, None, None), None, None, "unknown", exc.record_type, 0]
+        return [(None, exc.record_type, None, None, None, None, None), None, None, "unknown", exc.record_type, 0]
     except RecordError as exc:  # a known type whose key bytes are bad
         t = struct.unpack(">h", key[:2])[0] if key is not None and len(key) >= 2 else None
         name = record_type_name(t, topic) if t is not None else None
-        return [0, (name, t, None, None, None, None, None), None, None, str(exc), None, 0]
+        return [(name, t, None, None, None, None, None), None, None, str(exc), None, 0]
     kcols = _key_columns(rec)
     head = '{"key":' + kcols[2] + ',"value":'
-    return [1 if rec.NAME == "OffsetCommit" else 0, kcols, None, head, None, None, 0]
+    return [kcols, None, head, None, None, 0]
 
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # the magic-2 batch header (kgroup.log.batch)
@@ -597,13 +580,13 @@ def _lz4_frame(body: bytes) -> bytes | None:
 
 def _rollback(chunk: Chunk, start: int, ustart: int) -> None:
     """Forget the rows from `start` on (a batch whose records turned out invalid halfway)."""
-    for name in ("kidx", *_DENSE, "meta"):
+    for name in ("kidx", *_DENSE):
         del getattr(chunk, name)[start:]
     for values in chunk.sparse.values():
         for i in [i for i in values if i >= start]:
             del values[i]
     for ki in chunk.uniq[ustart:]:
-        ki[2] = None
+        ki[1] = None
     del chunk.uniq[ustart:]
 
 
@@ -634,15 +617,19 @@ class _TaskReader:
         # value-derived columns do not depend on the key, except share-state keys' topic id
         self.cache_values = self.topic == CONSUMER_OFFSETS
         self.values = _VALUE_CACHE
-        self.queue: list[Chunk] = []
-        self.chunk = Chunk(self.const)
-        self.pending: dict[int, list[tuple[Chunk, int, int]]] = {}
+        self.queue: list[Chunk | Block] = []   # finished, in log order; released once their txn is known
+        self.chunk = Chunk(self.const)          # rows read the long way
+        self.run_batches: list[RunBatch] = []   # batches waiting to be decoded column-wise
+        self.run_rows = 0
+        self.pending: dict[int, list[tuple[Chunk | Block, int, int]]] = {}
 
     # -- chunks and transaction status --------------------------------------------------------------
-    def _next_chunk(self) -> Iterator[Chunk]:
+    def _close_chunk(self) -> None:
         if len(self.chunk):
             self.queue.append(self.chunk)
             self.chunk = Chunk(self.const)
+
+    def _ready(self) -> Iterator[Chunk | Block]:
         q = self.queue
         while q and q[0].undecided == 0:
             yield q.pop(0)
@@ -652,21 +639,23 @@ class _TaskReader:
             chunk.txn[start:start + count] = [outcome] * count
             chunk.undecided -= count
 
-    def finish(self) -> Iterator[Chunk]:
+    def finish(self) -> Iterator[Chunk | Block]:
         """Look ahead for the markers still missing, call the rest open, release everything."""
         if self.pending:
             found = find_markers(self.plan.units[self.task.unit][self.task.index + 1:], set(self.pending))
             for pid in list(self.pending):
                 self._resolve(pid, found.get(pid, "open"))
-        yield from self._next_chunk()
+        self._close_chunk()
+        yield from self._ready()
 
     # -- reading ---------------------------------------------------------------------------------------
-    def run(self) -> Iterator[Chunk]:
+    def run(self) -> Iterator[Chunk | Block]:
         """Rows of the range, batch by batch.
 
-        Plain magic-2 data batches (CRC checked) are decoded right here; anything else (control
-        batches, older formats, a bad batch) goes through `read_batches` exactly as a reader of
-        the whole file meets it, so corrupt spans are the ones `read_dump` reports.
+        CRC-checked magic-2 batches join a run, decoded column-wise when the run is long enough
+        or something else comes (`_flush`); anything else (older formats, a bad batch) goes
+        through `read_batches` exactly as a reader of the whole file meets it, so corrupt spans
+        are the ones `read_dump` reports.
         """
         t = self.task
         try:
@@ -686,22 +675,77 @@ class _TaskReader:
                 (base_offset, length, _ple, magic, crc, attrs, last_delta, base_ts, max_ts, pid, _pe, _bs,
                  count) = header(data, pos)
                 end = pos + 12 + length
-                if (magic == 2 and length >= _V2_HEADER - 12 and end <= n and not attrs & _ATTR_CONTROL
-                        and count >= 0 and last_delta >= 0 and crc32c(mv[pos + 21:end]) == crc):
+                if (magic == 2 and length >= _V2_HEADER - 12 and end <= n and count >= 0 and last_delta >= 0
+                        and crc32c(mv[pos + 21:end]) == crc):
                     body = _body(data, pos, end, attrs)
-                    if body is not None and self._data_buf(
-                            body[0], body[1], body[2], count, base_offset, base_ts,
-                            max_ts if attrs & _ATTR_LOG_APPEND_TIME else None, base + pos, pid,
-                            bool(attrs & _ATTR_TRANSACTIONAL)):
+                    if body is not None:
+                        self.run_batches.append(RunBatch(body[0], body[1], body[2], count, base_offset, base_ts,
+                                            max_ts if attrs & _ATTR_LOG_APPEND_TIME else None, base + pos, pid,
+                                            bool(attrs & _ATTR_TRANSACTIONAL), bool(attrs & _ATTR_CONTROL), pos))
+                        self.run_rows += count
                         size = end - pos
             if not size:
+                self._flush(data, mv)
                 size = self._generic(data, mv, pos, n)
             pos += size
+            if self.run_rows >= self.chunk_rows:
+                self._flush(data, mv)
             if len(self.chunk) >= self.chunk_rows:
-                yield from self._next_chunk()
+                self._close_chunk()
+            if self.queue:
+                yield from self._ready()
+        self._flush(data, mv)
         mv.release()
         del data
         yield from self.finish()
+
+    def _flush(self, data: bytes, mv: memoryview) -> None:
+        """The waiting run as a `Block`; batch by batch the long way when it is not plain enough."""
+        batches = self.run_batches
+        if not batches:
+            return
+        self.run_batches = []
+        self.run_rows = 0
+        layout = parse_run(batches)
+        if layout is None:
+            for b in batches:
+                if b.control or not self._data_buf(b.buf, b.start, b.stop, b.count, b.base_offset, b.base_ts,
+                                                   b.fixed_ts, b.position, b.pid, b.transactional):
+                    self._generic(data, mv, b.at, len(data))
+            return
+        self._close_chunk()
+        fast_rows, fast = layout.offset_commits()
+        slow = Chunk(self.const)
+        slow_rows: list[int] = []
+        block = Block(self.const, layout, fast_rows, fast, slow_rows, slow, batches)
+        is_fast = np.zeros(len(layout), np.bool_)
+        is_fast[fast_rows] = True
+        # Transactional batches wait for their marker; a marker settles only the batches before it.
+        waiting = [bi for bi, b in enumerate(batches) if not b.control and b.transactional and b.pid >= 0]
+        w = 0
+        for r in np.flatnonzero(~is_fast).tolist():
+            bi = int(layout.batch[r])
+            b = batches[bi]
+            key, value, offset, ts = layout.key(r), layout.value(r), int(layout.offset[r]), int(layout.timestamp[r])
+            slow_rows.append(r)
+            if b.control:
+                while w < len(waiting) and waiting[w] < bi:
+                    self._wait(block, batches, waiting[w])
+                    w += 1
+                block.row_txn[r] = self._control_row(slow, offset, ts, key, value, b.pid, b.position)
+                continue
+            ki = self.keycache.get(key) if key is not None else None
+            if ki is None:
+                ki = self._new_key(key)
+            self._general(slow, len(slow), ki, key, value, offset, ts)
+        for bi in waiting[w:]:
+            self._wait(block, batches, bi)
+        self.queue.append(block)
+
+    def _wait(self, block: Block, batches: list[RunBatch], bi: int) -> None:
+        block.txn[bi] = _UNDECIDED
+        self.pending.setdefault(batches[bi].pid, []).append((block, bi, 1))
+        block.undecided += 1
 
     def _generic(self, data: bytes, mv: memoryview, pos: int, n: int) -> int:
         """The batch (or corrupt span) at `pos` through `read_batches`; returns the bytes it covers."""
@@ -723,49 +767,38 @@ class _TaskReader:
         return item.size
 
     def _control(self, batch: Any) -> None:
-        chunk = self.chunk
-        pid = batch.producer_id
         for rec in batch.records:
-            offset, ts, key, value = rec[0], rec[1], rec[2], rec[3]
-            try:
-                marker = ControlMarker.from_record(key, value)
-            except ValueError as exc:
-                chunk.add(_NO_KEY, offset, ts, position=batch.position, producer_id=pid, txn="none",
-                          tombstone=value is None, error=f"invalid control record at offset {offset}: {exc}")
-                continue
-            mt = marker.type
-            name = mt.name if isinstance(mt, ControlType) else f"UNKNOWN({mt})"
-            outcome = "committed" if marker.is_commit else "aborted" if marker.is_abort else None
-            if outcome is not None:
-                self._resolve(pid, outcome)
-            chunk.add(_NO_KEY, offset, ts, position=batch.position, producer_id=pid, txn=outcome or "none",
-                      control=name)
+            self._control_row(self.chunk, rec[0], rec[1], rec[2], rec[3], batch.producer_id, batch.position)
+
+    def _control_row(self, chunk: Chunk, offset: int, ts: int, key: bytes | None, value: bytes | None, pid: int,
+                     position: int) -> str:
+        """The row of a control record; a COMMIT/ABORT settles its producer's waiting batches.
+        Returns the row's `txn`."""
+        try:
+            marker = ControlMarker.from_record(key, value)
+        except ValueError as exc:
+            chunk.add(_NO_KEY, offset, ts, position=position, producer_id=pid, txn="none",
+                      tombstone=value is None, error=f"invalid control record at offset {offset}: {exc}")
+            return "none"
+        mt = marker.type
+        name = mt.name if isinstance(mt, ControlType) else f"UNKNOWN({mt})"
+        outcome = "committed" if marker.is_commit else "aborted" if marker.is_abort else None
+        if outcome is not None:
+            self._resolve(pid, outcome)
+        chunk.add(_NO_KEY, offset, ts, position=position, producer_id=pid, txn=outcome or "none", control=name)
+        return outcome or "none"
 
     def _data_buf(self, buf: bytes, p: int, stop: int, count: int, base_offset: int, base_ts: int,
                   fixed_ts: int | None, position: int, pid: int, transactional: bool) -> bool:
-        """The hot loop: the records of a checked magic-2 data batch, parsed and turned into rows in
-        one go (the record layout and checks of `kgroup.log.batch._decode_records`). OffsetCommit
-        v3 values are read in place, without a typed record. False (and nothing added) when the
-        records are not valid: the batch then goes the long way, which reports it.
+        """The records of a checked magic-2 data batch that `parse_run` declined, parsed and turned
+        into rows one by one (the record layout and checks of `kgroup.log.batch._decode_records`).
+        False (and nothing added) when the records are not valid: the batch then goes the long
+        way, which reports it.
         """
         chunk = self.chunk
         start = len(chunk)
         ustart = len(chunk.uniq)
-        uniq = chunk.uniq
-        uniq_append = uniq.append
-        kidx_append = chunk.kidx.append
-        off_append = chunk.offset.append
-        ts_append = chunk.timestamp.append
-        co_append = chunk.committed_offset.append
-        le_append = chunk.leader_epoch.append
-        ct_append = chunk.commit_timestamp.append
-        meta_append = chunk.meta.append
         kget = self.keycache.get
-        unpack24 = _V3_EMPTY.unpack_from
-        unpack_head = _V3_HEAD.unpack_from
-        unpack_q = _Q.unpack_from
-        jstr = _JSTR
-        empty = _EMPTY_META
         zz1, zz2, varint = _ZZ1, _ZZ2, read_varint
         try:
             for j in range(count):
@@ -836,46 +869,6 @@ class _TaskReader:
                 ki = kget(key)
                 if ki is None:
                     ki = self._new_key(key)
-                if ki[0]:
-                    if vl == 24:
-                        v, o, le, ml, ct = unpack24(buf, vpos)
-                        if v == 3 and ml == 0:
-                            if ki[2] is not uniq:  # first row of this key in the chunk
-                                ki[2] = uniq
-                                ki[6] = len(uniq)
-                                uniq_append(ki)
-                            kidx_append(ki[6])
-                            off_append(base_offset + od)
-                            ts_append(base_ts + tsd if fixed_ts is None else fixed_ts)
-                            co_append(o)
-                            le_append(le)
-                            ct_append(ct)
-                            meta_append(empty)
-                            continue
-                    elif vl > 24 and buf[vpos] == 0 and buf[vpos + 1] == 3:
-                        _v, o, le, ml = unpack_head(buf, vpos)
-                        if vl == 24 + ml:
-                            try:
-                                meta = buf[vpos + 16:vpos + 16 + ml].decode()
-                            except UnicodeDecodeError:
-                                meta = None
-                            if meta is not None:
-                                (ct,) = unpack_q(buf, vpos + 16 + ml)
-                                js = jstr(meta)
-                                if "\\u00" in js:
-                                    js = _json(meta)
-                                if ki[2] is not uniq:
-                                    ki[2] = uniq
-                                    ki[6] = len(uniq)
-                                    uniq_append(ki)
-                                kidx_append(ki[6])
-                                off_append(base_offset + od)
-                                ts_append(base_ts + tsd if fixed_ts is None else fixed_ts)
-                                co_append(o)
-                                le_append(le)
-                                ct_append(ct)
-                                meta_append(js)
-                                continue
                 value = buf[vpos:vpos + vl] if vl >= 0 else None
                 self._general(chunk, start + j, ki, key, value, base_offset + od,
                               base_ts + tsd if fixed_ts is None else fixed_ts)
@@ -928,18 +921,18 @@ class _TaskReader:
         sparse = chunk.sparse
         if value is None and key is not None:  # like DumpEntry.is_tombstone: a keyless record is not one
             sparse["tombstone"][i] = True
-        if ki[4] is not None:  # the key itself could not be decoded
-            if ki[5] is not None:
-                sparse["error"][i] = f"unknown record type {ki[5]} at offset {offset}"
+        if ki[3] is not None:  # the key itself could not be decoded
+            if ki[4] is not None:
+                sparse["error"][i] = f"unknown record type {ki[4]} at offset {offset}"
             else:
-                sparse["error"][i] = f"cannot decode record at offset {offset}: {ki[4]}"
+                sparse["error"][i] = f"cannot decode record at offset {offset}: {ki[3]}"
         elif value is None:
-            js = ki[3] + "null}"
-            if ki[1][0] in _TOPIC_ID_KEYS:
+            js = ki[2] + "null}"
+            if ki[0][0] in _TOPIC_ID_KEYS:
                 sparse["topic_id"][i] = _key_topic_id(key, self.topic)
         else:
             # Values repeat (a target assignment rewritten as is, ...): decoded and rendered once.
-            cache_key = (ki[1][1], value)
+            cache_key = (ki[0][1], value)
             decoded = self.values.get(cache_key) if self.cache_values else None
             if decoded is None:
                 try:
@@ -953,7 +946,7 @@ class _TaskReader:
                             self.values.clear()
                         self.values[cache_key] = decoded
             if decoded is not None:
-                js = ki[3] + decoded[0] + "}"
+                js = ki[2] + decoded[0] + "}"
                 for name, v in decoded[1]:
                     if name == "committed_offset":
                         co = v
@@ -965,17 +958,16 @@ class _TaskReader:
                         sparse[name][i] = v
         if js is not None:
             sparse["json"][i] = js
-        if ki[2] is not chunk.uniq:
-            ki[2] = chunk.uniq
-            ki[6] = len(chunk.uniq)
+        if ki[1] is not chunk.uniq:
+            ki[1] = chunk.uniq
+            ki[5] = len(chunk.uniq)
             chunk.uniq.append(ki)
-        chunk.kidx.append(ki[6])
+        chunk.kidx.append(ki[5])
         chunk.offset.append(offset)
         chunk.timestamp.append(ts)
         chunk.committed_offset.append(co)
         chunk.leader_epoch.append(le)
         chunk.commit_timestamp.append(ct)
-        chunk.meta.append(None)
 
 
 _TOPIC_ID_KEYS = {"ShareSnapshot", "ShareUpdate"}

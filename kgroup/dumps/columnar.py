@@ -1,0 +1,362 @@
+"""Runs of magic-2 batches decoded column-wise with numpy: the Spark tasks' fast path.
+
+A `__consumer_offsets` dump is mostly OffsetCommit records with a v1 key and a v3 value. Decoding
+them one Python object at a time costs microseconds per record; here a whole run of batches
+(tens of thousands of records) is decoded with a handful of array operations:
+
+1. `parse_run`: the records areas of the run's batches are joined into one buffer and the record
+   boundaries walked (the only per-record Python loop: one varint each). The fields of every
+   record (deltas, key, value, headers count) are then read for all records at once, with the
+   record layout checks of `kgroup.log.batch`. Anything unusual (a varint longer than Kafka
+   writes, a header, lengths that do not add up) makes the whole run go back to the per-record
+   decoder, which handles and reports every case; so what is decoded here is exactly what that
+   decoder would produce.
+2. `Layout.offset_commits`: records that are plainly OffsetCommit v1 key + v3 value, whose
+   strings are printable ASCII with nothing to escape, become columns directly (strings are
+   gathered from the buffer into Arrow string arrays; their JSON text is assembled by Arrow).
+   Every other record (other types, tombstones, odd strings, control records) is a "slow" row,
+   decoded by the caller the usual way.
+3. `Block`: the run's rows, fast and slow merged back into log order, as one Arrow batch.
+
+numpy and pyarrow are imported here; both come with pandas and pyspark.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kgroup.log.batch import _ZZ1, _ZZ2, read_varint
+
+__all__ = ["RunBatch", "Layout", "Block", "parse_run"]
+
+_PAD = bytes(16)  # lets the vectorised reads run a few bytes past the end without bounds checks
+
+
+# One- and two-byte zigzag lengths; a negative one (invalid) jumps far past the end, so the walk
+# in `parse_run` stops.
+_ZZ1_POSITIVE = tuple(v if v >= 0 else 1 << 62 for v in _ZZ1)
+_ZZ2_POSITIVE = tuple(v if v >= 0 else 1 << 62 for v in _ZZ2)
+
+
+class RunBatch(NamedTuple):
+    """A CRC-checked magic-2 batch waiting in a run (records area `buf[start:stop]`, decompressed)."""
+
+    buf: bytes
+    start: int
+    stop: int
+    count: int
+    base_offset: int
+    base_ts: int
+    fixed_ts: int | None   # the batch's max timestamp when it uses log-append time
+    position: int          # of the batch in its file
+    pid: int
+    transactional: bool
+    control: bool
+    at: int                # where the batch starts in the task's bytes (to read it again the long way)
+
+
+class _Invalid(Exception):
+    """The run is not plain enough for the array decoder."""
+
+
+def _varints(a: np.ndarray, pos: np.ndarray, max_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Zigzag varints at `pos` (int64 values, positions after them); at most `max_bytes` each."""
+    b = a[pos]
+    value = (b & 0x7F).astype(np.uint64)
+    width = np.ones(len(pos), np.int64)
+    more = np.flatnonzero(b & 0x80)
+    shift = 7
+    while more.size:
+        if shift >= 7 * max_bytes:
+            raise _Invalid("varint too long")
+        b = a[pos[more] + width[more]]
+        value[more] |= (b & 0x7F).astype(np.uint64) << np.uint64(shift)
+        width[more] += 1
+        more = more[(b & 0x80) != 0]
+        shift += 7
+    signed = (value >> np.uint64(1)).astype(np.int64) ^ -(value & np.uint64(1)).astype(np.int64)
+    return signed, pos + width
+
+
+def _int16(a: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    return ((a[pos].astype(np.uint16) << 8) | a[pos + 1]).view(np.int16).astype(np.int64)
+
+
+_SPREAD = {4: np.arange(4), 8: np.arange(8)}
+
+
+def _big_endian(a: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    """Big-endian signed ints of `width` bytes at `pos`, as native int32/int64."""
+    raw = a[pos[:, None] + _SPREAD[width]]
+    return raw.view(f">i{width}").ravel().astype(np.int32 if width == 4 else np.int64)
+
+
+# Bytes a string may hold for the fast path: ASCII from space on. Of those JSON escapes only '"'
+# and '\' (see `_json_text`); anything else (control characters, UTF-8, invalid bytes) takes the
+# per-record way, which escapes or reports it exactly as `to_json` does.
+_SIMPLE = np.zeros(256, np.bool_)
+_SIMPLE[0x20:0x80] = True
+_QUOTED = np.zeros(256, np.bool_)
+_QUOTED[[ord('"'), ord("\\")]] = True
+
+
+def _slices(buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The byte strings buffer[s:s+l] (in buffer order, not overlapping) as one compact binary
+    array, and its bytes. They are cut out by Arrow: a binary array over the whole buffer whose
+    elements alternate between the strings and the gaps between them, of which every other
+    element is taken."""
+    n = len(starts)
+    offsets = np.empty(2 * n + 1, np.int32)
+    offsets[0:2 * n:2] = starts
+    offsets[1:2 * n:2] = starts + lengths
+    offsets[2 * n] = offsets[2 * n - 1] if n else 0
+    spread = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), buffer])
+    compact = spread.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int32)))
+    data = compact.buffers()[2]
+    size = int(_offsets(compact)[-1]) if n else 0
+    return compact, np.frombuffer(data, np.uint8)[:size] if size else np.zeros(0, np.uint8)
+
+
+def _offsets(strings: pa.Array) -> np.ndarray:
+    return np.frombuffer(strings.buffers()[1], np.int32)[strings.offset:strings.offset + len(strings) + 1]
+
+
+def _simple_rows(strings: pa.Array, data: np.ndarray) -> np.ndarray:
+    """Per string: True when every byte is simple (see `_SIMPLE`)."""
+    ok = np.ones(len(strings), np.bool_)
+    bad = np.flatnonzero((data - np.uint8(0x20)) >= 0x60)
+    if bad.size:
+        ok[np.searchsorted(_offsets(strings), bad, side="right") - 1] = False
+    return ok
+
+
+def _json_text(strings: pa.Array, data: np.ndarray) -> pa.Array:
+    """Simple strings as they stand inside JSON quotes (`data`: their bytes)."""
+    if not _QUOTED[data].any():
+        return strings
+    escaped = pc.replace_substring(strings, "\\", "\\\\")
+    return pc.replace_substring(escaped, '"', '\\"')
+
+
+@dataclass
+class Layout:
+    """Where every record of a run lies in `a` (the joined records areas), and its batch."""
+
+    a: np.ndarray
+    buf: bytes
+    batch: np.ndarray       # row -> index of its batch in the run
+    offset: np.ndarray      # absolute offsets
+    timestamp: np.ndarray
+    key_start: np.ndarray
+    key_len: np.ndarray     # -1: null key
+    value_start: np.ndarray
+    value_len: np.ndarray   # -1: null value (a tombstone)
+    control: np.ndarray     # bool: the row is in a control batch
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+    def key(self, i: int) -> bytes | None:
+        kl = int(self.key_len[i])
+        return None if kl < 0 else self.buf[int(self.key_start[i]):int(self.key_start[i]) + kl]
+
+    def value(self, i: int) -> bytes | None:
+        vl = int(self.value_len[i])
+        return None if vl < 0 else self.buf[int(self.value_start[i]):int(self.value_start[i]) + vl]
+
+    def offset_commits(self) -> tuple[np.ndarray, dict[str, Any]]:
+        """(rows, columns) of the OffsetCommit v1-key/v3-value records with simple strings, in row
+        order; their `json` column is `record.to_json()` exactly (checked by the tests)."""
+        a = self.a
+        ks, kl, vs, vl = self.key_start, self.key_len, self.value_start, self.value_len
+        cand = ~self.control & (kl >= 10) & (vl >= 24)
+        rows = np.flatnonzero(cand)
+        ks_c, vs_c = ks[rows], vs[rows]
+        ok = (a[ks_c] == 0) & (a[ks_c + 1] == 1) & (a[vs_c] == 0) & (a[vs_c + 1] == 3)
+        rows, ks_c, vs_c = rows[ok], ks_c[ok], vs_c[ok]
+        # key: int16 type, string group, string topic, int32 partition; exactly that long
+        gl = _int16(a, ks_c + 2)
+        tl = _int16(a, np.minimum(ks_c + 4 + np.maximum(gl, 0), len(a) - 2))
+        ml = _int16(a, vs_c + 14)
+        ok = (gl >= 0) & (tl >= 0) & (ml >= 0) & (kl[rows] == 10 + gl + tl) & (vl[rows] == 24 + ml)
+        if not ok.all():
+            rows, ks_c, vs_c, gl, tl, ml = rows[ok], ks_c[ok], vs_c[ok], gl[ok], tl[ok], ml[ok]
+        buffer = pa.py_buffer(self.buf)
+        parts = [(ks_c + 4, gl), (ks_c + 6 + gl, tl), (vs_c + 16, ml)]
+        cut = [_slices(buffer, s, n) for s, n in parts]
+        simple = _simple_rows(*cut[0]) & _simple_rows(*cut[1]) & _simple_rows(*cut[2])
+        if not simple.all():  # rare: control characters or UTF-8 go the long way
+            rows, ks_c, vs_c, gl, tl, ml = (x[simple] for x in (rows, ks_c, vs_c, gl, tl, ml))
+            parts = [(ks_c + 4, gl), (ks_c + 6 + gl, tl), (vs_c + 16, ml)]
+            cut = [_slices(buffer, s, n) for s, n in parts]
+        # simple strings are ASCII: valid UTF-8 as they stand
+        group, topic, meta = (c[0].view(pa.string()) for c in cut)
+        group_js, topic_js, meta_js = (_json_text(x, c[1]) for x, c in zip((group, topic, meta), cut))
+        partition = _big_endian(a, ks_c + 6 + gl + tl, 4)
+        committed = _big_endian(a, vs_c + 2, 8)
+        epoch = _big_endian(a, vs_c + 10, 4)
+        commit_ts = _big_endian(a, vs_c + 16 + ml, 8)
+        text = pa.string()
+        p_text, c_text = pc.cast(pa.array(partition), text), pc.cast(pa.array(committed), text)
+        key = pc.binary_join_element_wise('{"type":1,"data":{"group":"', group_js, '","topic":"', topic_js,
+                                          '","partition":', p_text, "}}", "")
+        json = pc.binary_join_element_wise(
+            '{"key":', key, ',"value":{"version":3,"data":{"offset":', c_text, ',"leaderEpoch":',
+            pc.cast(pa.array(epoch), text), ',"metadata":"', meta_js, '","commitTimestamp":',
+            pc.cast(pa.array(commit_ts), text), "}}}", "")
+        n = len(rows)
+        cols = {
+            "record_type": pa.repeat(pa.scalar("OffsetCommit"), n), "record_type_id": pa.repeat(pa.scalar(1, pa.int16()), n),
+            "key": key, "group_id": group, "topic_name": topic, "topic_partition": pa.array(partition),
+            "committed_offset": pa.array(committed), "leader_epoch": pa.array(epoch),
+            "commit_timestamp": pa.array(commit_ts), "tombstone": pa.repeat(pa.scalar(False), n), "json": json,
+        }
+        return rows, cols
+
+
+def parse_run(batches: list[RunBatch]) -> Layout | None:
+    """The layout of every record of `batches`, or None when the run must be read record by record."""
+    parts = []
+    spans = []  # (start, stop, count) in the joined buffer
+    at = 0
+    for b in batches:
+        size = b.stop - b.start
+        parts.append(b.buf if b.start == 0 and b.stop == len(b.buf) else b.buf[b.start:b.stop])
+        spans.append((at, at + size, b.count))
+        at += size
+    parts.append(_PAD)
+    buf = b"".join(parts)
+    starts: list[int] = []
+    lengths: list[int] = []
+    add_start, add_length = starts.append, lengths.append
+    zz1, zz2, varint = _ZZ1_POSITIVE, _ZZ2_POSITIVE, read_varint
+    try:
+        for p, stop, count in spans:  # record boundaries: a varint length, then that many bytes
+            first = len(starts)
+            while p < stop:
+                c = buf[p]
+                if c < 128:
+                    length = zz1[c]
+                    p += 1
+                else:
+                    d = buf[p + 1]
+                    if d < 128:
+                        length = zz2[(d << 7) | (c & 127)]
+                        p += 2
+                    else:
+                        length, p = varint(buf, p)
+                        if length < 0:
+                            return None
+                add_start(p)
+                add_length(length)
+                p += length
+            if p != stop or len(starts) - first != count:
+                return None
+    except (ValueError, IndexError):
+        return None
+    a = np.frombuffer(buf, np.uint8)
+    n = len(starts)
+    counts = np.fromiter((b.count for b in batches), np.int64, len(batches))
+    batch = np.repeat(np.arange(len(batches)), counts)
+    start = np.array(starts, np.int64)
+    end = start + np.array(lengths, np.int64)
+    limit = len(buf) - len(_PAD)
+    if n and end.max() > limit:
+        return None
+    try:
+        pos = np.minimum(start + 1, limit)  # after the attributes byte
+        ts_delta, pos = _varints(a, pos, 9)
+        off_delta, pos = _varints(a, np.minimum(pos, limit), 5)
+        key_len, pos = _varints(a, np.minimum(pos, limit), 5)
+        key_start = pos
+        pos = np.minimum(pos + np.maximum(key_len, 0), limit)
+        value_len, pos = _varints(a, pos, 5)
+        value_start = pos
+        pos = np.minimum(pos + np.maximum(value_len, 0), limit)
+    except _Invalid:
+        return None
+    # No headers (count 0, one byte), and the fields take exactly the record's declared length.
+    if not ((a[pos] == 0) & (pos + 1 == end) & (key_len >= -1) & (value_len >= -1)).all():
+        return None
+    base_offset = np.fromiter((b.base_offset for b in batches), np.int64, len(batches))
+    base_ts = np.fromiter((b.base_ts for b in batches), np.int64, len(batches))
+    fixed = np.fromiter((b.fixed_ts is not None for b in batches), np.bool_, len(batches))
+    fixed_ts = np.fromiter((b.fixed_ts or 0 for b in batches), np.int64, len(batches))
+    timestamp = np.where(fixed[batch], fixed_ts[batch], base_ts[batch] + ts_delta)
+    control = np.fromiter((b.control for b in batches), np.bool_, len(batches))[batch]
+    return Layout(a, buf, batch, base_offset[batch] + off_delta, timestamp, key_start, key_len, value_start,
+                  value_len, control)
+
+
+class Block:
+    """The rows of one run: fast rows as columns, slow rows as a per-record `Chunk`, and the
+    columns every row of a batch shares (position, producer id, transaction status), kept per
+    batch so that a COMMIT/ABORT marker read later can still settle them (see `txn`)."""
+
+    def __init__(self, const: tuple, layout: Layout, fast_rows: np.ndarray, fast: dict[str, Any],
+                 slow_rows: list[int], slow: Any, batches: list[RunBatch]) -> None:
+        self.const = const
+        self.layout = layout
+        self.fast_rows, self.fast = fast_rows, fast
+        self.slow_rows, self.slow = slow_rows, slow
+        self.position = [b.position for b in batches]
+        self.producer_id = [b.pid for b in batches]
+        self.txn: list[str] = ["none"] * len(batches)   # per batch; settled through `_resolve`
+        self.row_txn: dict[int, str] = {}               # per row, for control records
+        self.undecided = 0
+
+    def __len__(self) -> int:
+        return len(self.layout)
+
+    def columns(self) -> dict[str, list]:
+        batch = self.to_arrow()
+        return {name: batch.column(name).to_pylist() for name in batch.schema.names}
+
+    def to_arrow(self) -> Any:
+        from .ranges import _CONST, arrow_schema
+
+        schema = arrow_schema()
+        layout = self.layout
+        n = len(layout)
+        cols: dict[str, Any] = {}
+        for name, v in zip(_CONST, self.const):
+            typ = schema.field(name).type
+            cols[name] = pa.nulls(n, typ) if v is None else pa.repeat(pa.scalar(v, typ), n)
+        batch = pa.array(layout.batch)
+        cols["offset"] = pa.array(layout.offset)
+        cols["timestamp"] = pa.array(layout.timestamp)
+        cols["position"] = pa.array(self.position, pa.int64()).take(batch)
+        cols["producer_id"] = pa.array(self.producer_id, pa.int64()).take(batch)
+        txn = pa.array(self.txn, pa.string()).take(batch)
+        if self.row_txn:
+            mask = np.zeros(n, np.bool_)
+            rows = sorted(self.row_txn)
+            mask[rows] = True
+            txn = pc.replace_with_mask(txn, pa.array(mask), pa.array([self.row_txn[r] for r in rows], pa.string()))
+        cols["txn"] = txn
+        record_cols = [f.name for f in schema if f.name not in cols]
+        ns = len(self.slow_rows)
+        if ns == 0:
+            for name in record_cols:
+                fast = self.fast.get(name)
+                cols[name] = pa.nulls(n, schema.field(name).type) if fast is None else fast
+        else:
+            slow = self.slow
+            slow.position = slow.producer_id = slow.txn = [None] * ns  # the block's own columns win
+            slow_batch = slow.to_arrow()
+            nf = len(self.fast_rows)
+            order = np.empty(n, np.int64)  # row -> its place in fast + slow
+            order[self.fast_rows] = np.arange(nf)
+            order[np.array(self.slow_rows, np.int64)] = nf + np.arange(ns)
+            take = pa.array(order)
+            for name in record_cols:
+                typ = schema.field(name).type
+                fast = self.fast.get(name)
+                if fast is None:
+                    fast = pa.nulls(nf, typ)
+                cols[name] = pa.concat_arrays([fast.cast(typ), slow_batch.column(name)]).take(take)
+        return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
