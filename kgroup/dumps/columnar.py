@@ -36,10 +36,10 @@ __all__ = ["RunBatch", "Layout", "Block", "parse_run"]
 _PAD = bytes(16)  # lets the vectorised reads run a few bytes past the end without bounds checks
 
 
-# One- and two-byte zigzag lengths; a negative one (invalid) jumps far past the end, so the walk
-# in `parse_run` stops.
-_ZZ1_POSITIVE = tuple(v if v >= 0 else 1 << 62 for v in _ZZ1)
-_ZZ2_POSITIVE = tuple(v if v >= 0 else 1 << 62 for v in _ZZ2)
+# How far a record reaches from its one- or two-byte length varint (the varint and the record); a
+# negative length (invalid) jumps far past the end, so the walk in `parse_run` stops.
+_STEP1 = tuple(1 + v if v >= 0 else 1 << 62 for v in _ZZ1)
+_STEP2 = tuple(2 + v if v >= 0 else 1 << 62 for v in _ZZ2)
 
 
 class RunBatch(NamedTuple):
@@ -135,11 +135,15 @@ def _simple_rows(strings: pa.Array, data: np.ndarray) -> np.ndarray:
 
 
 def _json_text(strings: pa.Array, data: np.ndarray) -> pa.Array:
-    """Simple strings as they stand inside JSON quotes (`data`: their bytes)."""
-    if not _QUOTED[data].any():
+    """Simple strings as they stand inside JSON quotes (`data`: their bytes): '"' and '\\' get a
+    backslash. The bytes are escaped in one go and the offsets moved by the escapes before each."""
+    special = np.flatnonzero((data == 0x22) | (data == 0x5C))
+    if not special.size:
         return strings
-    escaped = pc.replace_substring(strings, "\\", "\\\\")
-    return pc.replace_substring(escaped, '"', '\\"')
+    escaped = data.tobytes().replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    offsets = _offsets(strings)
+    moved = (offsets + np.searchsorted(special, offsets)).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(strings), [None, pa.py_buffer(moved), pa.py_buffer(escaped)])
 
 
 @dataclass
@@ -218,56 +222,93 @@ class Layout:
         return rows, cols
 
 
-def parse_run(batches: list[RunBatch]) -> Layout | None:
-    """The layout of every record of `batches`, or None when the run must be read record by record."""
-    parts = []
-    spans = []  # (start, stop, count) in the joined buffer
-    at = 0
-    for b in batches:
-        size = b.stop - b.start
-        parts.append(b.buf if b.start == 0 and b.stop == len(b.buf) else b.buf[b.start:b.stop])
-        spans.append((at, at + size, b.count))
-        at += size
-    parts.append(_PAD)
-    buf = b"".join(parts)
-    starts: list[int] = []
-    lengths: list[int] = []
-    add_start, add_length = starts.append, lengths.append
-    zz1, zz2, varint = _ZZ1_POSITIVE, _ZZ2_POSITIVE, read_varint
+_LOCKSTEP_MIN = 32  # batches walked together; fewer, and a plain loop is cheaper
+
+
+def _record_heads(buf: bytes, a: np.ndarray, stops: np.ndarray, counts: np.ndarray) -> np.ndarray | None:
+    """Where each record starts (its length varint), batch after batch; None unless the records
+    of every batch (`counts[i]` of them) tile its records area exactly (ending at `stops[i]`).
+
+    Records follow one another, so within a batch this is a walk; the batches are walked side by
+    side, one record each per step, while many are left; the few longest are then finished one
+    record at a time.
+    """
+    starts = np.zeros(len(stops), np.int64)
+    starts[1:] = stops[:-1]
+    first = np.cumsum(counts) - counts  # row of each batch's first record
+    heads = np.empty(int(counts.sum()), np.int64)
+    live = np.flatnonzero(stops > starts)
+    if ((counts == 0) != (stops == starts)).any():
+        return None
+    p, k = starts[live], 0
+    rest: list[tuple[int, int, int]] = []  # (batch, position, records walked) left to the loop below
+    while len(live) >= _LOCKSTEP_MIN:
+        if (k >= counts[live]).any():
+            return None  # more records than the batch says
+        c, d = a[p].astype(np.int64), a[p + 1].astype(np.int64)
+        long = (c >= 128) & (d >= 128)
+        if long.any():  # a length of 3+ bytes (a big record): walked one by one
+            rest += zip(live[long].tolist(), p[long].tolist(), [k] * int(long.sum()))
+            live, p, c, d = live[~long], p[~long], c[~long], d[~long]
+        heads[first[live] + k] = p
+        one = c < 128
+        raw = np.where(one, c, ((d & 127) << 7) | (c & 127))
+        length = (raw >> 1) ^ -(raw & 1)
+        if (length < 0).any():
+            return None
+        p = p + np.where(one, 1, 2) + length
+        k += 1
+        done = p >= stops[live]
+        if done.any():
+            ended = live[done]
+            if (p[done] != stops[ended]).any() or (counts[ended] != k).any():
+                return None
+            live, p = live[~done], p[~done]
+    rest += zip(live.tolist(), p.tolist(), [k] * len(live))
+    step1, step2, varint = _STEP1, _STEP2, read_varint
     try:
-        for p, stop, count in spans:  # record boundaries: a varint length, then that many bytes
-            first = len(starts)
-            while p < stop:
-                c = buf[p]
+        for bi, q, walked in rest:
+            row, stop, last = int(first[bi]) + walked, int(stops[bi]), int(first[bi] + counts[bi])
+            while q < stop:
+                if row >= last:
+                    return None
+                heads[row] = q
+                row += 1
+                c = buf[q]
                 if c < 128:
-                    length = zz1[c]
-                    p += 1
+                    q += step1[c]
                 else:
-                    d = buf[p + 1]
+                    d = buf[q + 1]
                     if d < 128:
-                        length = zz2[(d << 7) | (c & 127)]
-                        p += 2
+                        q += step2[(d << 7) | (c & 127)]
                     else:
-                        length, p = varint(buf, p)
+                        length, q = varint(buf, q)
                         if length < 0:
                             return None
-                add_start(p)
-                add_length(length)
-                p += length
-            if p != stop or len(starts) - first != count:
+                        q += length
+            if q != stop or row != last:
                 return None
     except (ValueError, IndexError):
         return None
-    a = np.frombuffer(buf, np.uint8)
-    n = len(starts)
+    return heads
+
+
+def parse_run(batches: list[RunBatch]) -> Layout | None:
+    """The layout of every record of `batches`, or None when the run must be read record by record."""
+    parts = [b.buf if b.start == 0 and b.stop == len(b.buf) else b.buf[b.start:b.stop] for b in batches]
+    parts.append(_PAD)
+    buf = b"".join(parts)
     counts = np.fromiter((b.count for b in batches), np.int64, len(batches))
-    batch = np.repeat(np.arange(len(batches)), counts)
-    start = np.array(starts, np.int64)
-    end = start + np.array(lengths, np.int64)
-    limit = len(buf) - len(_PAD)
-    if n and end.max() > limit:
+    stops = np.cumsum(np.fromiter((b.stop - b.start for b in batches), np.int64, len(batches)))
+    heads = _record_heads(buf, np.frombuffer(buf, np.uint8), stops, counts)
+    if heads is None:
         return None
+    a = np.frombuffer(buf, np.uint8)
+    batch = np.repeat(np.arange(len(batches)), counts)
+    limit = len(buf) - len(_PAD)
     try:
+        length, start = _varints(a, heads, 5)
+        end = start + length  # the walk above made sure records tile each batch exactly
         pos = np.minimum(start + 1, limit)  # after the attributes byte
         ts_delta, pos = _varints(a, pos, 9)
         off_delta, pos = _varints(a, np.minimum(pos, limit), 5)
