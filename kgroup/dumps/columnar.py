@@ -333,6 +333,49 @@ def parse_run(batches: list[RunBatch]) -> Layout | None:
                   value_len, control)
 
 
+def _runs(is_fast: np.ndarray) -> tuple[list[int], list[int], list[bool]]:
+    """The stretches of fast and of slow rows, in order: for each, the index of its first row
+    among the fast (or the slow) rows, the index after its last, and whether it is fast."""
+    if not len(is_fast):
+        return [], [], []
+    cuts = np.flatnonzero(is_fast[1:] != is_fast[:-1]) + 1
+    starts = np.concatenate(([0], cuts))
+    stops = np.concatenate((cuts, [len(is_fast)]))
+    fast = is_fast[starts]
+    # rows of the same kind before each stretch = its first index among that kind
+    before = np.cumsum(np.where(fast, stops - starts, 0)) - np.where(fast, stops - starts, 0)
+    before_slow = np.cumsum(np.where(fast, 0, stops - starts)) - np.where(fast, 0, stops - starts)
+    first = np.where(fast, before, before_slow)
+    return first.tolist(), (first + stops - starts).tolist(), fast.tolist()
+
+
+def _interleave(fast: pa.Array, slow: pa.Array, is_fast: np.ndarray,
+                runs: tuple[list[int], list[int], list[bool]]) -> pa.Array:
+    """Strings of the fast rows (none null) and of the slow rows merged into row order: one copy
+    per stretch of rows (a take would copy string by string, several times slower)."""
+    n = len(is_fast)
+    fo, so = _offsets(fast), _offsets(slow)
+    fd, sd = (memoryview(a.buffers()[2] or b"") for a in (fast, slow))
+    lengths = np.empty(n, np.int64)
+    lengths[is_fast] = np.diff(fo)
+    lengths[~is_fast] = np.diff(so)
+    first, after, from_fast = runs
+    fa = np.array(first)
+    fb = np.array(after)
+    kind = np.array(from_fast, np.bool_)
+    lo = np.where(kind, fo[np.minimum(fa, len(fo) - 1)], so[np.minimum(fa, len(so) - 1)]).tolist()
+    hi = np.where(kind, fo[np.minimum(fb, len(fo) - 1)], so[np.minimum(fb, len(so) - 1)]).tolist()
+    pieces = [(fd if f else sd)[a:b] for a, b, f in zip(lo, hi, from_fast)]
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    validity = None
+    if slow.null_count:
+        valid = np.ones(n, np.bool_)
+        valid[~is_fast] = slow.is_valid().to_numpy(zero_copy_only=False)
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(pieces))])
+
+
 class Block:
     """The rows of one run: fast rows as columns, slow rows as a per-record `Chunk`, and the
     columns every row of a batch shares (position, producer id, transaction status), kept per
@@ -394,10 +437,19 @@ class Block:
             order[self.fast_rows] = np.arange(nf)
             order[np.array(self.slow_rows, np.int64)] = nf + np.arange(ns)
             take = pa.array(order)
+            is_fast = np.zeros(n, np.bool_)
+            is_fast[self.fast_rows] = True
+            runs = _runs(is_fast)
             for name in record_cols:
                 typ = schema.field(name).type
-                fast = self.fast.get(name)
+                fast, slow_col = self.fast.get(name), slow_batch.column(name)
                 if fast is None:
+                    if slow_col.null_count == ns:  # null in every row: nothing to merge
+                        cols[name] = pa.nulls(n, typ)
+                        continue
                     fast = pa.nulls(nf, typ)
-                cols[name] = pa.concat_arrays([fast.cast(typ), slow_batch.column(name)]).take(take)
+                if typ == pa.string() and fast.null_count == 0:
+                    cols[name] = _interleave(fast, slow_col, is_fast, runs)
+                else:
+                    cols[name] = pa.concat_arrays([fast, slow_col]).take(take)
         return pa.RecordBatch.from_arrays([cols[f.name] for f in schema], schema=schema)
