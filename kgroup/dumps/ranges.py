@@ -8,27 +8,27 @@ both are plain Python so they can be tested and profiled without a cluster.
   `.index` gives candidate positions, otherwise batch headers are hopped over (base offset +
   length, seeking, nothing decoded); every cut is checked to be a CRC-valid batch. Text dumps
   are one task per file.
-- Running a segment task: plain magic-2 data batches (header and CRC checked) are decoded in
-  one loop straight into columns; everything else (control batches, magic 0/1, anything odd)
-  goes through kgroup's resynchronising reader exactly where a reader of the whole file meets
-  it, so a corrupt span inside a range is a row with `problem="corrupt_span"` (the span
-  `read_dump` reports) and every intact batch around it is still decoded. Transaction status
+- Running a segment task: magic-2 batches (header and CRC checked, data or control) gather into
+  runs that `kgroup.dumps.columnar` decodes column-wise with numpy; a run it declines is read
+  record by record. Everything else (magic 0/1, anything odd) goes through kgroup's
+  resynchronising reader exactly where a reader of the whole file meets it, so a corrupt span
+  inside a range is a row with `problem="corrupt_span"` (the span `read_dump` reports) and
+  every intact batch around it is still decoded. Transaction status
   is decided by the COMMIT/ABORT markers that follow in the same task; for the few records
   whose marker lies beyond the range, the task looks ahead through the following ranges of its
   partition, hopping over batch headers and reading control batches only (no other task, no
   shuffle, nothing collected).
-- Rows come out as `Chunk`s, turned into Arrow record batches (`COLUMNS`, `arrow_schema`).
-  OffsetCommit v3 records (the bulk of any dump) take a fast path: their values are read in
-  place and their JSON (exactly `record.to_json()`) is assembled column-wise in Arrow from the
-  key's JSON head and the numbers. Other records are decoded to typed records and rendered with
-  a reused JSON encoder (`record_json`), identical to `to_json`.
+- Rows come out as `columnar.Block`s and `Chunk`s, turned into Arrow record batches (`COLUMNS`,
+  `arrow_schema`). Plain OffsetCommit records (the bulk of any dump) never become Python
+  objects: their JSON (exactly `record.to_json()`) is assembled by Arrow. Other records are
+  decoded to typed records and rendered with a reused JSON encoder (`record_json`), identical
+  to `to_json`.
 """
 from __future__ import annotations
 
 import bisect
 import gc
 import json
-import json.encoder
 import mmap
 import os
 import struct

@@ -418,6 +418,14 @@ def _parse_v2(data: bytes, pos: int, n: int, base_position: int, source: str | N
     except CompressionError as exc:
         raise BadBatch("body", f"cannot decompress records: {exc}", size) from None
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
+        if not codec and end < n:
+            # Read in place, bad records may run on into the next batch; the reason must be the
+            # one the batch gives alone, whatever follows it.
+            try:
+                _decode_records(data[pos + V2_HEADER_SIZE:end], 0, end - pos - V2_HEADER_SIZE, count, base_offset,
+                                base_ts, fixed_ts, full)
+            except (ValueError, IndexError, UnicodeDecodeError) as alone:
+                exc = alone
         what = str(exc) if not isinstance(exc, IndexError) else "records run past the end of the data"
         raise BadBatch("body", f"invalid records: {what}", size) from None
     return RecordBatch(base_offset, length, ple, magic, crc, attributes, last_offset_delta, base_ts, max_ts,

@@ -225,3 +225,26 @@ def flat(expected: dict[tuple[str, int], list[Expected]]) -> list[tuple[str, int
 def raw_record(record_type: int, rest: bytes = b"", value: bytes | None = b"\x00\x00") -> tuple[bytes, bytes | None]:
     """A (key, value) pair with an arbitrary int16 type prefix (e.g. a type no schema defines)."""
     return struct.pack(">h", record_type) + rest, value
+
+
+def reference_rows(paths: Any, **kw: Any) -> list[dict]:
+    """What every row of the Spark pipeline must be: read_dump's entries, one row each."""
+    from kgroup.dumps import ranges, read_dump
+
+    names = [name for name, _ in ranges.COLUMNS]
+    out = []
+    for e in read_dump(paths, **kw):
+        chunk = ranges.Chunk((e.source, e.kind, e.topic, e.partition))
+        ranges.add_entry(chunk, e)
+        cols = chunk.columns()
+        out.append({name: cols[name][0] for name in names})
+    return out
+
+
+def task_rows(plan: Any, chunk_rows: int = 32 * 1024) -> list[dict]:
+    """The rows of every task of a `ranges.ScanPlan`, in order, as the Spark tasks produce them."""
+    from kgroup.dumps import ranges
+
+    names = [name for name, _ in ranges.COLUMNS]
+    return [dict(zip(names, r)) for i in range(len(plan.tasks)) for chunk in ranges.run_task(plan, i, chunk_rows)
+            for r in zip(*chunk.columns().values())]

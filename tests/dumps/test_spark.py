@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from dumps_fixtures import T0, build_log_dir, oc, raw_record
+from dumps_fixtures import reference_rows as reference
 from kgroup import Cluster, Coordinator
 from kgroup.dumps import DumpReport, read_dump, render_dump_log, render_jsonl
 from kgroup.dumps import ranges
@@ -55,17 +56,6 @@ def log_df(spark, log_dir):
     df = kds.load(spark, log_dir).cache()
     yield df
     df.unpersist()
-
-
-def reference(paths, **kw) -> list[dict]:
-    """What every row must be: read_dump's entries, one row each."""
-    out = []
-    for e in read_dump(paths, **kw):
-        chunk = ranges.Chunk((e.source, e.kind, e.topic, e.partition))
-        ranges.add_entry(chunk, e)
-        cols = chunk.columns()
-        out.append({name: cols[name][0] for name in NAMES})
-    return out
 
 
 def collect(df) -> list[dict]:
