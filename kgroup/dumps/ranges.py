@@ -44,7 +44,7 @@ from crc32c import crc32c
 
 from kgroup.log import ControlMarker, ControlType, CorruptBatch, read_batches
 from kgroup.log.batch import _ZZ1, _ZZ2, _probe, _read_headers, read_varint
-from kgroup.log.compression import CompressionError, _lz4_header_checksum, decompress
+from kgroup.log.compression import CompressionError, decompress
 from kgroup.log.segment import parse_segment_file_name, read_offset_index
 from kgroup.records import (RECORD_TYPES, SHARE_STATE_RECORD_TYPES, RecordError, UnknownRecordTypeError,
                             decode_record)
@@ -530,52 +530,6 @@ _HEADER = struct.Struct(">qiibIhiqqqhii")  # the magic-2 batch header (kgroup.lo
 _V2_HEADER = _HEADER.size
 _ATTR_TRANSACTIONAL = 0x10
 _ATTR_LOG_APPEND_TIME = 0x08
-_LZ4_MAGIC = b"\x04\x22\x4d\x18"
-_LZ4_DESCRIPTORS: dict[bytes, int] = {}  # frame descriptors already checked -> maximum block size
-_LZ4_SCRATCH = [bytearray(0)]
-_lz4_block_into = cramjam.lz4.decompress_block_into
-
-
-def _lz4_frame(body: bytes) -> bytes | None:
-    """An LZ4 frame of independent, unchecksummed blocks (what Kafka writes), decompressed with one
-    reused buffer; None for anything else (kgroup.log.compression then decides, or reports)."""
-    if body[:4] != _LZ4_MAGIC:
-        return None
-    desc = body[4:7]
-    max_block = _LZ4_DESCRIPTORS.get(desc)
-    if max_block is None:
-        flg, bd = body[4], body[5]
-        code = (bd >> 4) & 0x07
-        if (flg >> 6 != 1 or flg & 0x01 or flg & 0x08 or not flg & 0x20 or flg & 0x14 or code < 4
-                or body[6] != _lz4_header_checksum(body[4:6])):
-            return None
-        max_block = _LZ4_DESCRIPTORS[desc] = 1 << (2 * code + 8)
-    scratch = _LZ4_SCRATCH[0]
-    if len(scratch) < max_block:
-        scratch = _LZ4_SCRATCH[0] = bytearray(max_block)
-    n = len(body)
-    mv = memoryview(body)
-    out = []
-    pos = 7
-    while True:
-        if pos + 4 > n:
-            return None
-        word = int.from_bytes(body[pos:pos + 4], "little")
-        pos += 4
-        if word == 0:
-            break
-        size = word & 0x7FFFFFFF
-        if size > max_block or pos + size > n:
-            return None
-        if word & 0x80000000:
-            out.append(body[pos:pos + size])
-        else:
-            got = _lz4_block_into(mv[pos:pos + size], scratch)
-            out.append(bytes(memoryview(scratch)[:got]))
-        pos += size
-    if pos != n:
-        return None
-    return out[0] if len(out) == 1 else b"".join(out)
 
 
 def _rollback(chunk: Chunk, start: int, ustart: int) -> None:
@@ -598,9 +552,7 @@ def _body(data: bytes, pos: int, end: int, attrs: int) -> tuple[bytes, int, int]
         return data, pos + _V2_HEADER, end
     body = data[pos + _V2_HEADER:end]
     try:
-        buf = _lz4_frame(body) if codec == 3 else None
-        if buf is None:
-            buf = decompress(codec, body)
+        buf = decompress(codec, body)
     except (CompressionError, ValueError, cramjam.DecompressionError):
         return None
     return buf, 0, len(buf)

@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import threading
 from enum import IntEnum
 
 import cramjam
@@ -192,7 +193,54 @@ def _lz4_compress(data: bytes, legacy_checksum: bool) -> bytes:
     return b"".join(out)
 
 
+# Frame descriptors (FLG, BD, HC) already checked, of frames with independent blocks and no
+# checksums (what Kafka writes) -> maximum block size: most batches of a log share one.
+_LZ4_SIMPLE_FRAMES: dict[bytes, int] = {}
+_LZ4_SCRATCH = threading.local()  # a block-sized buffer per thread, reused from call to call
+
+
 def _lz4_decompress(data: bytes) -> bytes:
+    max_block = _LZ4_SIMPLE_FRAMES.get(data[4:7]) if data[:4] == _LZ4_MAGIC_BYTES else None
+    if max_block is None:
+        max_block = _lz4_check_frame(data)
+        if max_block is None:  # linked blocks or checksums: the reference decoder did it
+            return _lz4_reference(data)
+    codec = Compression.LZ4
+    n = len(data)
+    scratch = getattr(_LZ4_SCRATCH, "buf", None)
+    if scratch is None or len(scratch) < max_block:
+        scratch = _LZ4_SCRATCH.buf = bytearray(max_block)
+    mv = memoryview(data)
+    decompress_into = cramjam.lz4.decompress_block_into
+    pieces = []
+    pos = 7
+    while True:
+        if pos + 4 > n:
+            raise CompressionError(codec, f"frame ends without an end mark at byte {pos}")
+        word = int.from_bytes(data[pos:pos + 4], "little")
+        pos += 4
+        if word == 0:
+            break
+        size = word & 0x7FFFFFFF
+        if size > max_block:
+            raise CompressionError(codec, f"block of {size} bytes exceeds the maximum {max_block}")
+        if pos + size > n:
+            raise CompressionError(codec, f"block of {size} bytes at byte {pos - 4} runs past the end ({n})")
+        if word & _LZ4_UNCOMPRESSED:
+            pieces.append(data[pos:pos + size])
+        else:
+            try:
+                got = decompress_into(mv[pos:pos + size], scratch)
+            except cramjam.DecompressionError as exc:
+                raise CompressionError(codec, f"block at byte {pos - 4}: {exc}") from None
+            pieces.append(bytes(memoryview(scratch)[:got]))
+        pos += size
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def _lz4_check_frame(data: bytes) -> int | None:
+    """Check a frame's header; the maximum block size of a simple frame (remembered), None for
+    frames with linked blocks or checksums. Raises CompressionError on a bad header."""
     codec = Compression.LZ4
     n = len(data)
     if n < 7:
@@ -215,41 +263,30 @@ def _lz4_decompress(data: bytes) -> bytes:
     block_size_code = (bd >> 4) & 0x07
     if block_size_code < 4:
         raise CompressionError(codec, f"invalid block maximum size code {block_size_code}")
-    max_block = 1 << (2 * block_size_code + 8)
-    if not flg & 0x20 or flg & 0x14:
-        # Linked blocks or checksums: let the reference decoder do it (after fixing a legacy HC).
-        fixed = data[:pos] + bytes((correct_hc,)) + data[pos + 1:]
-        try:
-            return bytes(cramjam.lz4.decompress(fixed))
-        except cramjam.DecompressionError as exc:
-            raise CompressionError(codec, str(exc)) from None
-    pos += 1
-    mv = memoryview(data)
-    out = bytearray()
-    scratch = bytearray(max_block)
-    decompress_into = cramjam.lz4.decompress_block_into
-    while True:
-        if pos + 4 > n:
-            raise CompressionError(codec, f"frame ends without an end mark at byte {pos}")
-        word = int.from_bytes(data[pos:pos + 4], "little")
-        pos += 4
-        if word == 0:
-            break
-        size = word & 0x7FFFFFFF
-        if size > max_block:
-            raise CompressionError(codec, f"block of {size} bytes exceeds the maximum {max_block}")
-        if pos + size > n:
-            raise CompressionError(codec, f"block of {size} bytes at byte {pos - 4} runs past the end ({n})")
-        if word & _LZ4_UNCOMPRESSED:
-            out += mv[pos:pos + size]
-        else:
-            try:
-                got = decompress_into(mv[pos:pos + size], scratch)
-            except cramjam.DecompressionError as exc:
-                raise CompressionError(codec, f"block at byte {pos - 4}: {exc}") from None
-            out += memoryview(scratch)[:got]
-        pos += size
-    return bytes(out)
+    if not flg & 0x20 or flg & 0x1C:  # linked blocks, checksums or a content size
+        return None
+    max_block = _LZ4_SIMPLE_FRAMES[data[4:7]] = 1 << (2 * block_size_code + 8)
+    return max_block
+
+
+def _lz4_reference(data: bytes) -> bytes:
+    """Frames with linked blocks, checksums or a content size, by the reference decoder (after
+    fixing a legacy header checksum, taken over the magic too by old Kafka clients)."""
+    pos = 6 + (8 if data[4] & 0x08 else 0)
+    fixed = data[:pos] + bytes((_lz4_header_checksum(data[4:pos]),)) + data[pos + 1:]
+    try:
+        return bytes(cramjam.lz4.decompress(fixed))
+    except cramjam.DecompressionError as exc:
+        raise CompressionError(Compression.LZ4, str(exc)) from None
+
+
+_DECOMPRESSORS = {
+    Compression.NONE: bytes,
+    Compression.GZIP: lambda data: bytes(cramjam.gzip.decompress(data)),
+    Compression.SNAPPY: _snappy_decompress,
+    Compression.LZ4: _lz4_decompress,
+    Compression.ZSTD: lambda data: bytes(cramjam.zstd.decompress(data)),
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,22 +313,13 @@ def compress(codec: Compression | int, data: bytes, *, level: int | None = None,
 
 def decompress(codec: Compression | int, data: bytes) -> bytes:
     """Inverse of `compress`; raises `CompressionError` on data that does not decode."""
-    try:
-        codec = Compression(codec)
-    except ValueError:
-        raise CompressionError(codec, "unknown compression codec") from None
-    if codec is Compression.NONE:
-        return bytes(data)
+    decoder = _DECOMPRESSORS.get(codec)  # a dict, not Compression(codec): this runs once per batch
+    if decoder is None:
+        raise CompressionError(codec, "unknown compression codec")
     if not isinstance(data, bytes):
         data = bytes(data)
     try:
-        if codec is Compression.GZIP:
-            return bytes(cramjam.gzip.decompress(data))
-        if codec is Compression.SNAPPY:
-            return _snappy_decompress(data)
-        if codec is Compression.LZ4:
-            return _lz4_decompress(data)
-        return bytes(cramjam.zstd.decompress(data))
+        return decoder(data)
     except CompressionError:
         raise
     except (cramjam.DecompressionError, ValueError, OSError) as exc:
