@@ -7,6 +7,16 @@ from typing import Any
 
 # Jackson writes control characters as \u00XX with upper-case hex, Python with lower-case.
 _LOWER_HEX_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})")
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # built once, not per call
+
+
+def json_text(obj: Any) -> str:
+    """Compact JSON as Jackson prints it (raw UTF-8, no spaces, key order kept, upper-case
+    hex in \\u00XX escapes): the text of `JsonDoc.dumps(obj)`."""
+    text = _ENCODE(obj)
+    if "\\u00" in text:
+        text = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+    return text
 
 
 class JsonDoc(str):
@@ -25,10 +35,7 @@ class JsonDoc(str):
     @classmethod
     def dumps(cls, obj: Any) -> "JsonDoc":
         """Serialize like Jackson's compact output (raw UTF-8, no spaces, key order kept)."""
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-        if "\\u00" in text:
-            text = _LOWER_HEX_ESCAPE.sub(lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
-        return cls(text, obj)
+        return cls(json_text(obj), obj)
 
     def __getitem__(self, key: Any) -> Any:
         return self.data[key]
