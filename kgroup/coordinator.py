@@ -226,22 +226,25 @@ class Coordinator:
         raise KeyError(f"no entry at offset {offset} of __consumer_offsets-{partition}")
 
     @classmethod
-    def load(cls, log_or_records: Any, **kw: Any) -> "Coordinator":
+    def load(cls, log_or_records: Any, *, copy_log: bool = True, **kw: Any) -> "Coordinator":
         """A coordinator rebuilt by replaying a log (an `OffsetsLog`, a directory of
         `__consumer_offsets-N` segment folders, log entries, or plain records).
-        Takes the constructor's keywords; the clock starts at the last record's time."""
+        Takes the constructor's keywords; the clock starts at the last record's time.
+        An `OffsetsLog` is copied first; `copy_log=False` adopts it instead (faster for a
+        large log nobody else writes to: the new coordinator appends to it)."""
         source = log_or_records
         if isinstance(source, (str, Path)):
             source, errors = OffsetsLog.read(source)
             for err in errors:
                 warnings.warn(str(err), stacklevel=2)
+            copy_log = False  # nobody else has it
         if isinstance(source, OffsetsLog):
-            return cls._load_log(copy.deepcopy(source), **kw)
+            return cls._load_log(copy.deepcopy(source) if copy_log else source, **kw)
         return cls._load_records(list(source), **kw)
 
     @classmethod
     def _load_log(cls, log: OffsetsLog, **kw: Any) -> "Coordinator":
-        """Adopt a copy of the log as is (offsets, batches, markers) and replay it."""
+        """Adopt the log as is (offsets, batches, markers) and replay it."""
         entries = list(log)
         kw.setdefault("clock", ManualClock(entries[-1].timestamp) if entries else ManualClock())
         c = cls(**kw)

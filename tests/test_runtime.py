@@ -30,6 +30,16 @@ def test_load_rebuilds_the_same_state_by_replay(coord):
     assert again.now() == list(coord.log)[-1].timestamp
 
 
+def test_load_copies_the_log_unless_told_to_adopt_it(coord):
+    scenario(coord)
+    size = len(list(coord.log))
+    copied = Coordinator.load(coord.log, cluster=coord.cluster)
+    commit(copied, "c", {("orders", 2): 5})
+    assert copied.log is not coord.log and len(list(coord.log)) == size
+    adopted = Coordinator.load(coord.log, copy_log=False, cluster=coord.cluster)
+    assert adopted.log is coord.log and adopted.offsets_table() == coord.offsets_table()
+
+
 def test_load_from_segment_files_on_disk(coord, tmp_path):
     scenario(coord)
     coord.log.write(tmp_path)

@@ -381,7 +381,7 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
     if "clock" not in coordinator_kw:
         now = at_ms if at_ms is not None else stats.last_timestamp
         coordinator_kw["clock"] = ManualClock(now if now is not None else DEFAULT_START_MS)
-    c = Coordinator.load(log, config=overrides, **coordinator_kw)
+    c = Coordinator.load(log, copy_log=False, config=overrides, **coordinator_kw)
     stats.unreplayed = dict(c.unreplayed)
     c.replay_stats = stats  # type: ignore[attr-defined]
     return c
