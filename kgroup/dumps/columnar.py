@@ -5,16 +5,16 @@ them one Python object at a time costs microseconds per record; here a whole run
 (tens of thousands of records) is decoded with a handful of array operations:
 
 1. `parse_run`: the records areas of the run's batches are joined into one buffer and the record
-   boundaries walked (the only per-record Python loop: one varint each). The fields of every
+   boundaries found, the batches walked side by side (`_record_heads`). The fields of every
    record (deltas, key, value, headers count) are then read for all records at once, with the
    record layout checks of `kgroup.log.batch`. Anything unusual (a varint longer than Kafka
    writes, a header, lengths that do not add up) makes the whole run go back to the per-record
    decoder, which handles and reports every case; so what is decoded here is exactly what that
    decoder would produce.
 2. `Layout.offset_commits`: records that are plainly OffsetCommit v1 key + v3 value, whose
-   strings are printable ASCII with nothing to escape, become columns directly (strings are
-   gathered from the buffer into Arrow string arrays; their JSON text is assembled by Arrow).
-   Every other record (other types, tombstones, odd strings, control records) is a "slow" row,
+   strings are ASCII without control characters, become columns directly (strings are cut
+   from the buffer into Arrow string arrays; their JSON text is assembled by Arrow). Every
+   other record (other types, tombstones, other strings, control records) is a "slow" row,
    decoded by the caller the usual way.
 3. `Block`: the run's rows, fast and slow merged back into log order, as one Arrow batch.
 
@@ -95,15 +95,6 @@ def _big_endian(a: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
     return raw.view(f">i{width}").ravel().astype(np.int32 if width == 4 else np.int64)
 
 
-# Bytes a string may hold for the fast path: ASCII from space on. Of those JSON escapes only '"'
-# and '\' (see `_json_text`); anything else (control characters, UTF-8, invalid bytes) takes the
-# per-record way, which escapes or reports it exactly as `to_json` does.
-_SIMPLE = np.zeros(256, np.bool_)
-_SIMPLE[0x20:0x80] = True
-_QUOTED = np.zeros(256, np.bool_)
-_QUOTED[[ord('"'), ord("\\")]] = True
-
-
 def _slices(buffer: pa.Buffer, starts: np.ndarray, lengths: np.ndarray) -> tuple[pa.Array, np.ndarray]:
     """The byte strings buffer[s:s+l] (in buffer order, not overlapping) as one compact binary
     array, and its bytes. They are cut out by Arrow: a binary array over the whole buffer whose
@@ -126,7 +117,9 @@ def _offsets(strings: pa.Array) -> np.ndarray:
 
 
 def _simple_rows(strings: pa.Array, data: np.ndarray) -> np.ndarray:
-    """Per string: True when every byte is simple (see `_SIMPLE`)."""
+    """Per string: True when every byte is ASCII from space on (0x20-0x7F). Of those JSON escapes
+    only '"' and '\\' (`_json_text`); anything else (control characters, UTF-8, invalid bytes)
+    takes the per-record way, which escapes or reports it exactly as `to_json` does."""
     ok = np.ones(len(strings), np.bool_)
     bad = np.flatnonzero((data - np.uint8(0x20)) >= 0x60)
     if bad.size:
@@ -214,7 +207,8 @@ class Layout:
             pc.cast(pa.array(commit_ts), text), "}}}", "")
         n = len(rows)
         cols = {
-            "record_type": pa.repeat(pa.scalar("OffsetCommit"), n), "record_type_id": pa.repeat(pa.scalar(1, pa.int16()), n),
+            "record_type": pa.repeat(pa.scalar("OffsetCommit"), n),
+            "record_type_id": pa.repeat(pa.scalar(1, pa.int16()), n),
             "key": key, "group_id": group, "topic_name": topic, "topic_partition": pa.array(partition),
             "committed_offset": pa.array(committed), "leader_epoch": pa.array(epoch),
             "commit_timestamp": pa.array(commit_ts), "tombstone": pa.repeat(pa.scalar(False), n), "json": json,
@@ -298,6 +292,8 @@ def parse_run(batches: list[RunBatch]) -> Layout | None:
     parts = [b.buf if b.start == 0 and b.stop == len(b.buf) else b.buf[b.start:b.stop] for b in batches]
     parts.append(_PAD)
     buf = b"".join(parts)
+    if len(buf) >= 1 << 31:  # Arrow string offsets are int32: the per-record way copes with anything
+        return None
     counts = np.fromiter((b.count for b in batches), np.int64, len(batches))
     stops = np.cumsum(np.fromiter((b.stop - b.start for b in batches), np.int64, len(batches)))
     heads = _record_heads(buf, np.frombuffer(buf, np.uint8), stops, counts)

@@ -662,7 +662,8 @@ class _TaskReader:
         is_fast = np.zeros(len(layout), np.bool_)
         is_fast[fast_rows] = True
         # Transactional batches wait for their marker; a marker settles only the batches before it.
-        waiting = [bi for bi, b in enumerate(batches) if not b.control and b.transactional and b.pid >= 0]
+        # (An empty one, as the log cleaner leaves, has no rows to settle: it must not hold the queue.)
+        waiting = [bi for bi, b in enumerate(batches) if not b.control and b.transactional and b.pid >= 0 and b.count]
         w = 0
         for r in np.flatnonzero(~is_fast).tolist():
             bi = int(layout.batch[r])

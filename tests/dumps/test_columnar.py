@@ -141,6 +141,32 @@ def test_a_checksummed_batch_whose_records_do_not_add_up_is_read_like_read_dump(
         assert [r["problem"] for r in rows[80:]] == ["corrupt_span"]
 
 
+def empty_batch(base_offset: int, pid: int = -1) -> bytes:
+    """A batch holding no records, as the log cleaner leaves one to keep a producer's state."""
+    batch = bytearray(encode_batch([(*oc("g", "t", 0, 0).encode(), T0)], base_offset=base_offset, producer_id=pid,
+                                   producer_epoch=0 if pid >= 0 else -1, transactional=pid >= 0))
+    del batch[HEADER:]
+    batch[8:12] = struct.pack(">i", HEADER - 12)
+    batch[57:61] = struct.pack(">i", 0)
+    return recrc(batch)
+
+
+def test_empty_batches_left_by_the_cleaner(tmp_path, monkeypatch):
+    def no_lookahead(*_a):  # an empty transactional batch waits for no marker
+        raise AssertionError("a task looked for markers")
+
+    monkeypatch.setattr(ranges, "find_markers", no_lookahead)
+    for runs in (3, 2 * columnar._LOCKSTEP_MIN):
+        batches = []
+        for b in range(runs):
+            batches.append(encode_batch([(*oc("g", "t", p, 3 * b + p).encode(), T0) for p in range(2)],
+                                        base_offset=3 * b))
+            batches.append(empty_batch(3 * b + 2, pid=9 if b % 2 else -1))
+        path = write_log(tmp_path / str(runs), batches)
+        assert sum(len(b.fast_rows) for b in blocks(path)) == 2 * runs
+        assert task_rows(ranges.plan_scan(path)) == reference_rows(path)
+
+
 # ------------------------------------------------------------------------------------ any batches
 
 PLAIN = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=10)
@@ -178,8 +204,8 @@ def build(specs: list) -> list[bytes]:
         recs = [(k, v, T0 + offset + i) for i, (k, v) in enumerate(kvs)]
         out.append(encode_batch(recs, base_offset=offset, compression=codec, producer_id=pid,
                                 producer_epoch=0 if pid >= 0 else -1, transactional=pid >= 0,
-                                timestamp_type=TimestampType.LOG_APPEND_TIME if append_time else TimestampType.CREATE_TIME,
-                                log_append_time=T0 - 1 if append_time else None))
+                                timestamp_type=TimestampType.LOG_APPEND_TIME if append_time
+                                else TimestampType.CREATE_TIME, log_append_time=T0 - 1 if append_time else None))
         offset += len(recs)
     return out
 
