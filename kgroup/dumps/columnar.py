@@ -393,11 +393,13 @@ class Block:
         return len(self.layout)
 
     def columns(self) -> dict[str, list]:
+        """Column name -> list of values, in `COLUMNS` order (as `Chunk.columns`)."""
         batch = self.to_arrow()
         return {name: batch.column(name).to_pylist() for name in batch.schema.names}
 
     def to_arrow(self) -> Any:
-        from .ranges import _CONST, arrow_schema
+        """The rows as a `pyarrow.RecordBatch` with `ranges.arrow_schema()`, in log order."""
+        from .ranges import _CONST, arrow_schema  # ranges imports this module
 
         schema = arrow_schema()
         layout = self.layout

@@ -654,6 +654,8 @@ class _TaskReader:
                                                    b.fixed_ts, b.position, b.pid, b.transactional):
                     self._generic(data, mv, b.at, len(data))
             return
+        if not len(layout):  # only empty batches
+            return
         self._close_chunk()
         fast_rows, fast = layout.offset_commits()
         slow = Chunk(self.const)

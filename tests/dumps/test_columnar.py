@@ -165,6 +165,8 @@ def test_empty_batches_left_by_the_cleaner(tmp_path, monkeypatch):
         path = write_log(tmp_path / str(runs), batches)
         assert sum(len(b.fast_rows) for b in blocks(path)) == 2 * runs
         assert task_rows(ranges.plan_scan(path)) == reference_rows(path)
+    only_empty = write_log(tmp_path / "compacted", [empty_batch(b, pid=9) for b in range(40)])
+    assert task_rows(ranges.plan_scan(only_empty)) == reference_rows(only_empty) == []
 
 
 # ------------------------------------------------------------------------------------ any batches
