@@ -173,7 +173,8 @@ class Coordinator:
         """Apply one log entry to the in-memory state: the only place state changes."""
         if entry.control is not None:
             if entry.control.type in (ControlType.COMMIT, ControlType.ABORT):
-                self.offsets.store.replay_marker(entry.producer_id, entry.control.type == ControlType.COMMIT)
+                self.offsets.store.replay_marker(entry.producer_id, entry.control.type == ControlType.COMMIT,
+                                                 entry.partition)
             return
         record = entry.record
         fn = REPLAYERS.get(type(record))
@@ -360,8 +361,8 @@ def _replay_offset_commit(c: Coordinator, entry: Any) -> None:
     if record.value is not None and key.group not in c.groups:
         # A commit without group membership makes a "simple" (empty classic) group.
         c.groups[key.group] = ClassicGroup(key.group)
-    c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset,
-                                  producer_id=entry.producer_id, transactional=entry.is_transactional)
+    c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset, producer_id=entry.producer_id,
+                                  transactional=entry.is_transactional, log_partition=entry.partition)
 
 
 @replays(R.GroupMetadata)

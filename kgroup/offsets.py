@@ -59,6 +59,10 @@ class OffsetStore:
         self.committed: dict[str, dict[TopicPartition, OffsetAndMetadata]] = {}
         # producer id -> group -> partition -> offset
         self.pending: dict[int, dict[str, dict[TopicPartition, OffsetAndMetadata]]] = {}
+        # (producer id, group) -> the __consumer_offsets partition its pending offsets were written
+        # to: a marker settles only what was written on its own partition, as each of Kafka's
+        # coordinator shards (one per partition) sees only its own markers.
+        self.pending_partition: dict[tuple[int, str], int | None] = {}
 
     # -- reads --------------------------------------------------------------------
     def get(self, group_id: str, topic: str, partition: int) -> OffsetAndMetadata | None:
@@ -75,13 +79,15 @@ class OffsetStore:
         return False
 
     # -- replay -------------------------------------------------------------------
-    def replay_commit(self, key: Any, value: Any, *, record_offset: int, producer_id: int, transactional: bool) -> None:
+    def replay_commit(self, key: Any, value: Any, *, record_offset: int, producer_id: int, transactional: bool,
+                      log_partition: int | None = None) -> None:
         tp = (key.topic, key.partition)
         if transactional:
             if value is None:  # Kafka never writes transactional tombstones; ignore like it does
                 return
             self.pending.setdefault(producer_id, {}).setdefault(key.group, {})[tp] = \
                 OffsetAndMetadata.from_value(value, record_offset)
+            self.pending_partition[(producer_id, key.group)] = log_partition
         elif value is None:
             offsets = self.committed.get(key.group)
             if offsets is not None:
@@ -91,11 +97,22 @@ class OffsetStore:
         else:
             self.committed.setdefault(key.group, {})[tp] = OffsetAndMetadata.from_value(value, record_offset)
 
-    def replay_marker(self, producer_id: int, commit: bool) -> None:
-        groups = self.pending.pop(producer_id, None)
-        if not groups or not commit:
+    def replay_marker(self, producer_id: int, commit: bool, log_partition: int | None = None) -> None:
+        """A COMMIT/ABORT marker for `producer_id` on `log_partition` (None: every partition)."""
+        groups = self.pending.get(producer_id)
+        if not groups:
             return
-        for group_id, offsets in groups.items():
+        settled = {}
+        for group_id in list(groups):
+            written_on = self.pending_partition.get((producer_id, group_id))
+            if log_partition is None or written_on is None or written_on == log_partition:
+                settled[group_id] = groups.pop(group_id)
+                self.pending_partition.pop((producer_id, group_id), None)
+        if not groups:
+            del self.pending[producer_id]
+        if not commit:
+            return
+        for group_id, offsets in settled.items():
             committed = self.committed.setdefault(group_id, {})
             for tp, oam in offsets.items():
                 current = committed.get(tp)

@@ -68,3 +68,20 @@ def test_reload_keeps_open_transactions_pending(coord):
     assert committed(reloaded, "g") == 5
     markers(reloaded, "g", True)
     assert committed(reloaded, "g") == 9
+
+
+def test_a_marker_settles_only_the_offsets_written_on_its_partition(coord):
+    """One transaction commits offsets for two groups on different __consumer_offsets partitions;
+    the transaction coordinator writes a marker to each partition, one after the other (Kafka:
+    every partition is its own coordinator shard and sees only its own markers)."""
+    a, b = "orders-app", next(g for g in (f"billing-{i}" for i in range(100))
+                              if coord.partition_for(g) != coord.partition_for("orders-app"))
+    txn_commit(coord, a, 7)
+    txn_commit(coord, b, 8)
+    markers(coord, a, True)
+    assert committed(coord, a) == 7 and committed(coord, b) == -1  # b's marker is not written yet
+    replayed = coord.as_of(coord.position).offsets.store  # the same, rebuilt from the log
+    assert replayed.get(a, "orders", 0).offset == 7 and replayed.get(b, "orders", 0) is None
+    markers(coord, b, True)
+    assert committed(coord, b) == 8
+    assert committed(Coordinator.load(coord.log, cluster=coord.cluster), b) == 8
