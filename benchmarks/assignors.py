@@ -19,7 +19,7 @@ runs, on points of the grid of Kafka's jmh ``ServerSideAssignorBenchmark``
 * member ids ``member0`` ... as in Kafka; topic ids random (seeded); racks off (neither
   assignor is rack-aware);
 * each timed run starts after a ``gc.collect()``; ``assign()`` itself pauses the cyclic
-  GC while it runs (see ``kgroup.assignors.api.gc_paused``).
+  GC while it runs (see ``kgroup.gcpause.gc_paused``).
 
 --quick runs 100 and 1,000 members and the two 10,000-member goal points (3 runs each).
 Goals (kgroup issue): uniform HOMOGENEOUS 10,000 members x 100,000 partitions x 1,000

@@ -26,6 +26,7 @@ from kio.static.constants import EntityType
 from kgroup.clock import ManualClock
 from kgroup.cluster import Cluster
 from kgroup.config import Config
+from kgroup.gcpause import gc_paused
 from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
 from kgroup.groups.base import Group
 from kgroup.groups.classic import ClassicGroup, ClassicGroupState
@@ -253,8 +254,9 @@ class Coordinator:
             raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
                              f"is {c.num_partitions}")
         c.log = log
-        for entry in entries:
-            c._replay(entry)
+        with gc_paused():  # a large log is millions of long-lived objects and no cycles
+            for entry in entries:
+                c._replay(entry)
         c._on_loaded()
         return c
 
@@ -262,14 +264,15 @@ class Coordinator:
     def _load_records(cls, items: list, **kw: Any) -> "Coordinator":
         """Plain records (or entries from elsewhere) appended as a fresh log, in order."""
         c = cls(**kw)
-        for item in items:
-            record = getattr(item, "record", item)
-            if record is None:
-                continue
-            ts = getattr(item, "timestamp", None)
-            if ts is not None and ts > c.now():
-                c.clock.set(ts)
-            c._apply(Result(records=[record]))
+        with gc_paused():
+            for item in items:
+                record = getattr(item, "record", item)
+                if record is None:
+                    continue
+                ts = getattr(item, "timestamp", None)
+                if ts is not None and ts > c.now():
+                    c.clock.set(ts)
+                c._apply(Result(records=[record]))
         c._on_loaded()
         return c
 

@@ -64,7 +64,7 @@ target assignments always are; Kafka assumes it too).
 Performance (``benchmarks/assignors.py``, CPython 3.11, one core): a 10,000-member,
 100,000-partition, 1,000-topic group takes about 10 ms (homogeneous) and 100-170 ms
 (heterogeneous, first assignment) per ``assign()``; reassignments are cheaper. The
-assignors pause the cyclic garbage collector while they run (:func:`api.gc_paused`):
+assignors pause the cyclic garbage collector while they run (:func:`kgroup.gcpause.gc_paused`):
 they create no reference cycles, and a running collector re-traversed the group's
 whole live assignment over and over.
 """

@@ -9,13 +9,13 @@ Mirrors ``org.apache.kafka.coordinator.group.api.assignor``: ``GroupSpec``,
 from __future__ import annotations
 
 import enum
-import gc
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+from kgroup.gcpause import gc_paused  # noqa: F401  (the assignors import it from here)
 
 __all__ = [
     "TopicId", "SubscriptionType", "MemberSubscription", "GroupSpec",
@@ -139,26 +139,6 @@ class ServerAssignor(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector, restoring the caller's setting afterwards.
-
-    An assignment allocates up to a few hundred thousand dicts and frozensets but no
-    reference cycles; left running, the collector re-traverses the group's whole live
-    assignment again and again while they are allocated (up to half of the time of a
-    10,000-member assignment). Nothing is lost: the objects are tracked as usual and
-    collected, if ever needed, once the collector runs again.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def subscription_type_of(members: Mapping[str, MemberSubscription]) -> SubscriptionType:

@@ -37,6 +37,7 @@ from typing import Any
 from kgroup.clock import DEFAULT_START_MS, ManualClock
 from kgroup.config import Config
 from kgroup.coordinator import Coordinator
+from kgroup.gcpause import gc_paused
 from kgroup.groups.classic import ClassicGroup
 from kgroup.log import ControlMarker, ControlType, OffsetsLog, encode_batch, encode_control_batch, partition_for
 from kgroup.log.partitioner import DEFAULT_OFFSETS_PARTITIONS, java_abs, java_string_hashcode
@@ -186,11 +187,12 @@ def _entries(paths_or_entries: Any, topic: str, report: DumpReport, progress: bo
     return read_dump([first, *items], topic=topic, report=report, progress=progress)
 
 
-def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1) -> None:
-    """Count `n` entries not fed, warning once per reason (as the Coordinator does per type)."""
+def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1, *, depth: int = 0) -> None:
+    """Count `n` entries not fed, warning once per reason (as the Coordinator does per type).
+    `depth`: frames between `_replay` and the caller (the warning names the caller of `replay`)."""
     if reason not in warned:
         warned.add(reason)
-        warnings.warn(f"kgroup cannot replay {reason}; skipped", stacklevel=3)
+        warnings.warn(f"kgroup cannot replay {reason}; skipped", stacklevel=4 + depth)
     stats.skipped[reason] += n
 
 
@@ -242,7 +244,7 @@ def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: Replay
     base = first.offset if first.offset is not None else end
     if base < end:
         # e.g. the same segment given twice: Kafka's log would never hold it twice
-        _skip(stats, "records whose offset goes back (e.g. a segment given twice)", warned, len(run))
+        _skip(stats, "records whose offset goes back (e.g. a segment given twice)", warned, len(run), depth=1)
         return
     ts = first.timestamp if first.timestamp is not None else -1
     if first.control is not None:
@@ -287,6 +289,14 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
     dump cannot support. Memory: the replayed records are held, as the coordinator's log keeps
     them; for dumps bigger than that, see `kgroup.dumps.spark`.
     """
+    with gc_paused():  # entries, log and state: a great many long-lived objects, no cycles
+        return _replay(paths_or_entries, offset=offset, at=at, topic=topic, report=report, progress=progress,
+                       num_partitions=num_partitions, **coordinator_kw)
+
+
+def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | datetime | None, topic: str | None,
+            report: DumpReport | None, progress: bool, num_partitions: int | None,
+            **coordinator_kw: Any) -> Coordinator:
     if offset is not None and at is not None:
         raise ValueError("give offset or at, not both")
     if topic not in (None, CONSUMER_OFFSETS):
@@ -354,7 +364,7 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
         if num_partitions is None:
             fallback = max(DEFAULT_OFFSETS_PARTITIONS, highest + 1)
             warnings.warn(f"{reason}; replaying with {_NUM_PARTITIONS}={fallback} (records stay on the "
-                          f"partitions the dump has them on)", stacklevel=2)
+                          f"partitions the dump has them on)", stacklevel=3)
             num_partitions, reason = fallback, f"{reason}; fell back to {fallback}"
     overrides[_NUM_PARTITIONS] = num_partitions
     stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut)

@@ -214,8 +214,9 @@ def test_partial_records_of_older_text_forms_are_skipped_with_a_warning(tmp_path
         "Dumping /k/__consumer_offsets-12/00000000000000000000.log\nStarting offset: 0\n"
         "| offset: 15 CreateTime: 1662649581270 keySize: 26 valueSize: 24 sequence: 0 headerKeys: [] "
         "key: offset_commit::group=my-group,partition=my-topic-0 payload: offset=1\n")
-    with pytest.warns(UserWarning, match="partial records of older text forms"):
+    with pytest.warns(UserWarning, match="partial records of older text forms") as warned:
         c = replay(text)
+    assert [w.filename for w in warned] == [__file__]  # the warning names the caller
     assert describe_groups(c) == []
     assert c.replay_stats.skipped == {"partial records of older text forms (they carry only some fields)": 1}
 
@@ -254,8 +255,9 @@ def test_unknown_record_types_are_skipped_and_counted(tmp_path):
 def test_a_segment_given_twice_is_replayed_once(tmp_path):
     original, path = run("transactions", tmp_path)
     seg = next(path.glob("__consumer_offsets-*/*.log"))
-    with pytest.warns(UserWarning, match="offset goes back"):
+    with pytest.warns(UserWarning, match="offset goes back") as warned:
         c = replay([seg, seg])
+    assert [w.filename for w in warned] == [__file__]
     assert describe_groups(c) == describe_groups(original)
     assert c.replay_stats.skipped == {"records whose offset goes back (e.g. a segment given twice)": 9}
 
@@ -327,8 +329,9 @@ def test_records_not_where_kafka_puts_them_still_replay_with_a_warning(tmp_path)
         log.append(p, [R.OffsetCommit(R.OffsetCommitKey(group=g, topic="t", partition=0),
                                       R.OffsetCommitValue(offset=p, commit_timestamp=T0), 3)], timestamp=T0)
     log.write(tmp_path)
-    with pytest.warns(UserWarning, match="puts every group on its partition"):
+    with pytest.warns(UserWarning, match="puts every group on its partition") as warned:
         c = replay(tmp_path)
+    assert [w.filename for w in warned] == [__file__]
     assert c.num_partitions == 50 and "fell back to 50" in c.replay_stats.num_partitions_reason
     groups = describe_groups(c)
     assert committed(groups, "Aa") == {("t", 0): 0} and committed(groups, "BB") == {("t", 0): 1}
