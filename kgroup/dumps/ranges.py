@@ -42,7 +42,7 @@ import pyarrow as pa
 from crc32c import crc32c
 
 from kgroup.log import ControlMarker, ControlType, CorruptBatch, read_batches
-from kgroup.log.batch import _ZZ1, _ZZ2, _probe, _read_headers, read_varint
+from kgroup.log.batch import _decode_records, _probe
 from kgroup.log.compression import CompressionError, decompress
 from kgroup.log.segment import parse_segment_file_name, read_offset_index
 from kgroup.records import (RECORD_TYPES, SHARE_STATE_RECORD_TYPES, RecordError, UnknownRecordTypeError,
@@ -521,18 +521,6 @@ _ATTR_TRANSACTIONAL = 0x10
 _ATTR_LOG_APPEND_TIME = 0x08
 
 
-def _rollback(chunk: Chunk, start: int, ustart: int) -> None:
-    """Forget the rows from `start` on (a batch whose records turned out invalid halfway)."""
-    for name in ("kidx", *_DENSE):
-        del getattr(chunk, name)[start:]
-    for values in chunk.sparse.values():
-        for i in [i for i in values if i >= start]:
-            del values[i]
-    for ki in chunk.uniq[ustart:]:
-        ki[1] = None
-    del chunk.uniq[ustart:]
-
-
 def _body(data: bytes, pos: int, end: int, attrs: int) -> tuple[bytes, int, int] | None:
     """(buffer, start, stop) of the records area of a checked magic-2 batch, decompressed; None
     when that fails (the batch then goes the long way, which says why)."""
@@ -650,8 +638,7 @@ class _TaskReader:
         layout = parse_run(batches)
         if layout is None:
             for b in batches:
-                if b.control or not self._data_buf(b.buf, b.start, b.stop, b.count, b.base_offset, b.base_ts,
-                                                   b.fixed_ts, b.position, b.pid, b.transactional):
+                if b.control or not self._data_records(b):
                     self._generic(data, mv, b.at, len(data))
             return
         if not len(layout):  # only empty batches
@@ -732,101 +719,19 @@ class _TaskReader:
         chunk.add(_NO_KEY, offset, ts, position=position, producer_id=pid, txn=outcome or "none", control=name)
         return outcome or "none"
 
-    def _data_buf(self, buf: bytes, p: int, stop: int, count: int, base_offset: int, base_ts: int,
-                  fixed_ts: int | None, position: int, pid: int, transactional: bool) -> bool:
-        """The records of a checked magic-2 data batch that `parse_run` declined, parsed and turned
-        into rows one by one (the record layout and checks of `kgroup.log.batch._decode_records`).
-        False (and nothing added) when the records are not valid: the batch then goes the long
-        way, which reports it.
-        """
-        chunk = self.chunk
-        start = len(chunk)
-        ustart = len(chunk.uniq)
-        kget = self.keycache.get
-        zz1, zz2, varint = _ZZ1, _ZZ2, read_varint
+    def _data_records(self, b: RunBatch) -> bool:
+        """The rows of a data batch that `parse_run` declined, its records decoded by kgroup's own
+        batch decoder; False (and nothing added) when they are not valid: the batch then goes the
+        long way, which reports it."""
         try:
-            for j in range(count):
-                b = buf[p]
-                if b < 128:
-                    length = zz1[b]
-                    p += 1
-                else:
-                    c = buf[p + 1]
-                    if c < 128:
-                        length = zz2[(c << 7) | (b & 127)]
-                        p += 2
-                    else:
-                        length, p = varint(buf, p)
-                rstart = p
-                b = buf[p + 1]  # after the (unused) attributes byte
-                if b < 128:
-                    tsd = zz1[b]
-                    p += 2
-                else:
-                    tsd, p = varint(buf, p + 1)
-                b = buf[p]
-                if b < 128:
-                    od = zz1[b]
-                    p += 1
-                else:
-                    c = buf[p + 1]
-                    if c < 128:
-                        od = zz2[(c << 7) | (b & 127)]
-                        p += 2
-                    else:
-                        od, p = varint(buf, p)
-                b = buf[p]
-                if b < 128:
-                    kl = zz1[b]
-                    p += 1
-                else:
-                    kl, p = varint(buf, p)
-                if kl >= 0:
-                    key = buf[p:p + kl]
-                    p += kl
-                elif kl == -1:
-                    key = None
-                else:
-                    raise ValueError(f"invalid key length {kl}")
-                b = buf[p]
-                if b < 128:
-                    vl = zz1[b]
-                    p += 1
-                else:
-                    c = buf[p + 1]
-                    if c < 128:
-                        vl = zz2[(c << 7) | (b & 127)]
-                        p += 2
-                    else:
-                        vl, p = varint(buf, p)
-                vpos = p
-                if vl >= 0:
-                    p += vl
-                elif vl != -1:
-                    raise ValueError(f"invalid value length {vl}")
-                if buf[p] == 0:
-                    p += 1
-                else:
-                    _headers, p = _read_headers(buf, p)
-                if p - rstart != length:
-                    raise ValueError(f"record {od} declares {length} bytes but its fields take {p - rstart}")
-                ki = kget(key)
-                if ki is None:
-                    ki = self._new_key(key)
-                value = buf[vpos:vpos + vl] if vl >= 0 else None
-                self._general(chunk, start + j, ki, key, value, base_offset + od,
-                              base_ts + tsd if fixed_ts is None else fixed_ts)
-            if p != stop:
-                raise ValueError("records do not end where the batch does")
+            records = _decode_records(b.buf, b.start, b.stop, b.count, b.base_offset, b.base_ts, b.fixed_ts, False)
         except (ValueError, IndexError, UnicodeDecodeError):
-            _rollback(chunk, start, ustart)
             return False
-        self._batch_columns(chunk, start, count, position, pid, transactional)
+        self._data(records, b.position, b.pid, b.transactional)
         return True
 
     def _data(self, records: list, position: int, pid: int, transactional: bool) -> None:
-        """Rows of a data batch read by `read_batches` (magic 0/1 message sets: values v0-v2, which
-        the OffsetCommit fast path does not cover)."""
+        """Rows of data records (offset, timestamp, key, value) of one batch, decoded one by one."""
         chunk = self.chunk
         start = len(chunk)
         kget = self.keycache.get
