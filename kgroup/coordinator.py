@@ -26,8 +26,8 @@ from kio.static.constants import EntityType
 from kgroup.clock import ManualClock
 from kgroup.cluster import Cluster
 from kgroup.config import Config
-from kgroup.gcpause import gc_paused
 from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
+from kgroup.gcpause import gc_paused
 from kgroup.groups.base import Group
 from kgroup.groups.classic import ClassicGroup, ClassicGroupState
 from kgroup.log import Compression, OffsetsLog, partition_for

@@ -203,7 +203,7 @@ def _lz4_decompress(data: bytes) -> bytes:
     max_block = _LZ4_SIMPLE_FRAMES.get(data[4:7]) if data[:4] == _LZ4_MAGIC_BYTES else None
     if max_block is None:
         max_block = _lz4_check_frame(data)
-        if max_block is None:  # linked blocks or checksums: the reference decoder did it
+        if max_block is None:  # linked blocks, checksums or a content size: the reference decoder
             return _lz4_reference(data)
     codec = Compression.LZ4
     n = len(data)
