@@ -54,7 +54,7 @@ from kgroup.records.uuids import uuid_to_kafka_str
 
 from .columnar import Block, RunBatch, parse_run
 from .model import DumpEntry, DumpError, DumpReport
-from .reader import _plan, read_dump
+from .reader import _plan, _size, read_dump
 from .segments import SegmentUnit
 
 __all__ = ["COLUMNS", "ScanTask", "ScanPlan", "plan_scan", "batch_cuts", "run_task", "Chunk", "add_entry",
@@ -128,13 +128,6 @@ class ScanPlan:
     tasks: list[ScanTask] = field(default_factory=list)
     units: list[list[tuple[str, int, int]]] = field(default_factory=list)
     topic: str | None = None
-
-
-def _size(p: Path) -> int:
-    try:
-        return p.stat().st_size
-    except OSError:
-        return 0
 
 
 def plan_scan(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, topic: str | None = None,
