@@ -16,7 +16,7 @@ import random
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,16 +28,13 @@ from kgroup.cluster import Cluster
 from kgroup.config import Config
 from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
 from kgroup.gcpause import gc_paused
-from kgroup.groups.base import Group
-from kgroup.groups.classic import ClassicGroup, ClassicGroupState
+from kgroup.groups import Group, load_group_types
 from kgroup.log import Compression, OffsetsLog, partition_for
 from kgroup.log.batch import ControlType
 from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
 from kgroup.protocol import api_name, build, get, response_class
-from kgroup import records as R
-from kgroup.runtime import (HANDLERS, LOAD_HOOKS, REPLAYERS, Marker, PendingResponse, Result, Timers,
-                            handles, replays)
+from kgroup.runtime import HANDLERS, LOAD_HOOKS, REPLAYERS, Marker, PendingResponse, Result, Timers, handles
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
@@ -355,48 +352,7 @@ def _group_of(record: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# Replay of the records this module owns (offsets and classic group metadata).
-
-@replays(R.OffsetCommit, R.LegacyOffsetCommit)
-def _replay_offset_commit(c: Coordinator, entry: Any) -> None:
-    record = entry.record
-    key = record.key
-    if record.value is not None and key.group not in c.groups:
-        # A commit without group membership makes a "simple" (empty classic) group.
-        c.groups[key.group] = ClassicGroup(key.group)
-    c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset, producer_id=entry.producer_id,
-                                  transactional=entry.is_transactional, log_partition=entry.partition)
-
-
-@replays(R.GroupMetadata)
-def _replay_group_metadata(c: Coordinator, entry: Any) -> None:
-    record = entry.record
-    group_id = record.key.group
-    if record.value is None:
-        group = c.groups.pop(group_id, None)
-        if isinstance(group, ClassicGroup):
-            group.current_state = ClassicGroupState.DEAD
-            for member_id in group.members:
-                c.timers.cancel(f"classic-heartbeat-{group_id}-{member_id}")
-        return
-    # Kafka's loader builds the group afresh from each GroupMetadata value.
-    c.groups[group_id] = ClassicGroup.from_metadata(group_id, record.value)
-
-
-# ---------------------------------------------------------------------------------------
 # Handlers of the APIs this module owns.
-
-def _offsets_api(method: Callable[[OffsetsManager, Any, int], Result]) -> Callable[["Coordinator", Any, int], Result]:
-    return lambda c, req, version: method(c.offsets, req, version)
-
-
-HANDLERS.update({
-    8: _offsets_api(OffsetsManager.offset_commit),
-    9: _offsets_api(OffsetsManager.offset_fetch),
-    28: _offsets_api(OffsetsManager.txn_offset_commit),
-    47: _offsets_api(OffsetsManager.offset_delete),
-})
-
 
 @handles(27)
 def _write_txn_markers(c: Coordinator, req: Any, version: int) -> Result:
@@ -458,6 +414,5 @@ def _list_groups(c: Coordinator, req: Any, version: int) -> Result:
     return Result({"throttle_time": 0, "error_code": ErrorCode.none, "groups": groups})
 
 
-# The group modules register their handlers and replays on import.
-import kgroup.groups.classic.protocol  # noqa: E402,F401
-import kgroup.groups.consumer  # noqa: E402,F401
+# Every group type registers its handlers and replays (kgroup/groups/__init__.py lists them).
+load_group_types()

@@ -9,6 +9,7 @@ rules (generation/member checks for classic groups, member epochs for KIP-848).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +17,8 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import OffsetCommitContext
 from kgroup.groups.classic import ClassicGroup
 from kgroup.protocol import get, ms
-from kgroup.records import OffsetCommit, OffsetCommitKey, OffsetCommitValue
-from kgroup.runtime import Result
+from kgroup.records import LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
+from kgroup.runtime import HANDLERS, Result, replays
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -355,3 +356,30 @@ class OffsetsManager:
                 expired.append(offset_tombstone(group_id, topic, p))
         all_gone = len(expired) == len(offsets) and not self.store.has_pending(group_id)
         return expired, all_gone
+
+
+# ---------------------------------------------------------------------------------------
+# Registration: the offset APIs and the replay of offset commits.
+
+def _offsets_api(method: Callable[[OffsetsManager, Any, int], Result]) -> Callable[["Coordinator", Any, int], Result]:
+    return lambda c, req, version: method(c.offsets, req, version)
+
+
+HANDLERS.update({
+    8: _offsets_api(OffsetsManager.offset_commit),
+    9: _offsets_api(OffsetsManager.offset_fetch),
+    28: _offsets_api(OffsetsManager.txn_offset_commit),
+    47: _offsets_api(OffsetsManager.offset_delete),
+})
+
+
+@replays(OffsetCommit, LegacyOffsetCommit)
+def replay_offset_commit(c: "Coordinator", entry: Any) -> None:
+    record = entry.record
+    key = record.key
+    if record.value is not None and key.group not in c.groups:
+        # A commit without group membership makes a "simple" (empty classic) group, as Kafka's
+        # OffsetMetadataManager asks for `getOrMaybeCreateClassicGroup`.
+        c.groups[key.group] = ClassicGroup(key.group)
+    c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset, producer_id=entry.producer_id,
+                                  transactional=entry.is_transactional, log_partition=entry.partition)

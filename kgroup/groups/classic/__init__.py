@@ -1,6 +1,9 @@
-"""Classic groups: the group model (`group`) and the JoinGroup/SyncGroup protocol (`protocol`)."""
+"""Classic groups: the group model (`group`), the JoinGroup/SyncGroup protocol with KIP-345
+static membership (`protocol`) and GroupMetadata replay (`replay`)."""
 from kgroup.groups.classic.group import (CONSUMER_PROTOCOL_TYPE, GROUP_METADATA_VALUE_VERSION, ClassicGroup,
                                          ClassicGroupState, ClassicMember)
+
+from . import protocol, replay  # noqa: E402,F401  (register handlers and replays)
 
 __all__ = ["ClassicGroup", "ClassicGroupState", "ClassicMember", "CONSUMER_PROTOCOL_TYPE",
            "GROUP_METADATA_VALUE_VERSION"]

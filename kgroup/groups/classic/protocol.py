@@ -55,7 +55,7 @@ class _JoinFuture(PendingResponse):
 # ---------------------------------------------------------------------------------------
 # Timers (soft state, as in Kafka).
 
-def _heartbeat_key(group_id: str, member_id: str) -> str:
+def heartbeat_key(group_id: str, member_id: str) -> str:
     return f"classic-heartbeat-{group_id}-{member_id}"
 
 
@@ -72,12 +72,12 @@ def reschedule_heartbeat(c: "Coordinator", group: ClassicGroup, member: ClassicM
     """(Re)start a member's session: it must heartbeat again within the timeout."""
     group_id, member_id = group.group_id, member.member_id
     delay = member.session_timeout_ms if timeout_ms is None else timeout_ms
-    c.timers.schedule(_heartbeat_key(group_id, member_id), c.now() + delay,
+    c.timers.schedule(heartbeat_key(group_id, member_id), c.now() + delay,
                       lambda: _expire_heartbeat(c, group_id, member_id))
 
 
 def _schedule_pending_heartbeat(c: "Coordinator", group_id: str, member_id: str, session_ms: int) -> None:
-    c.timers.schedule(_heartbeat_key(group_id, member_id), c.now() + session_ms,
+    c.timers.schedule(heartbeat_key(group_id, member_id), c.now() + session_ms,
                       lambda: _expire_heartbeat(c, group_id, member_id))
 
 
@@ -193,7 +193,7 @@ def complete_join(c: "Coordinator", group: ClassicGroup) -> Result:
     for m in group.not_yet_rejoined_members():
         if not m.is_static:
             group.remove(m.member_id)
-            c.timers.cancel(_heartbeat_key(group_id, m.member_id))
+            c.timers.cancel(heartbeat_key(group_id, m.member_id))
     if group.is_in_state(S.DEAD):
         return EMPTY
     if not group.maybe_elect_new_joined_leader() and group.members:
@@ -230,7 +230,7 @@ def _expire_pending_sync(c: "Coordinator", group_id: str, generation: int) -> Re
     if group.is_in_state(S.COMPLETING_REBALANCE, S.STABLE) and group.pending_sync_members:
         for member_id in sorted(group.pending_sync_members):
             group.remove(member_id)
-            c.timers.cancel(_heartbeat_key(group_id, member_id))
+            c.timers.cancel(heartbeat_key(group_id, member_id))
         return prepare_rebalance(c, group, "members did not send SyncGroup in time")
     return EMPTY
 
@@ -387,7 +387,7 @@ def _update_static_member_then_rebalance_or_complete_join(c: "Coordinator", grou
     assignment, and the old member id is fenced."""
     current_leader = group.leader_id
     new = group.replace_static_member(r.instance_id, old_member_id, new_member_id)
-    c.timers.cancel(_heartbeat_key(group.group_id, old_member_id))
+    c.timers.cancel(heartbeat_key(group.group_id, old_member_id))
     reschedule_heartbeat(c, group, new)
     group.update_member(new, r.protocols, r.rebalance_ms, r.session_ms, future)
     group.static_replacements += 1
@@ -619,7 +619,7 @@ def _leave(c: "Coordinator", group_id: str, identities: list[tuple[str, str | No
                 code = ErrorCode.unknown_member_id
         elif group.is_pending_member(member_id):
             group.remove(member_id)
-            c.timers.cancel(_heartbeat_key(group_id, member_id))
+            c.timers.cancel(heartbeat_key(group_id, member_id))
         else:
             try:
                 group.validate_member(member_id, instance_id)
@@ -641,7 +641,7 @@ def _leave(c: "Coordinator", group_id: str, identities: list[tuple[str, str | No
 
 def _remove_current_member(c: "Coordinator", group: ClassicGroup, member_id: str) -> None:
     member = group.member(member_id)
-    c.timers.cancel(_heartbeat_key(group.group_id, member_id))
+    c.timers.cancel(heartbeat_key(group.group_id, member_id))
     group.complete_join(member, join_data("", ErrorCode.unknown_member_id))
     group.remove(member_id)
 
