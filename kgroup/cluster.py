@@ -40,6 +40,11 @@ class Cluster:
         #: the metadata version of the last topic creation (Kafka's `lastMetadataImageWithNewTopics`):
         #: regular expressions resolved before it may match more now
         self.last_version_with_new_topics = 0
+        #: dynamic group configurations (Kafka keeps them in the cluster metadata):
+        #: group id -> {per-group config name: value}; see kgroup.group_configs
+        self.group_configs: dict[str, dict[str, object]] = {}
+        #: simulated latency of a CreateTopics request sent by the coordinator (Streams internal topics)
+        self.topic_creation_delay_ms = 0
         for name, partitions in (topics or {}).items():
             self.create_topic(name, partitions)
 

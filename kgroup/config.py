@@ -74,6 +74,17 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     _s("group.streams.num.standby.replicas", 0, int, "Standby replicas per stateful task.", at_least=0),
     _s("group.streams.max.standby.replicas", 2, int, "Largest group.streams.num.standby.replicas.", at_least=0),
     _s("group.streams.initial.rebalance.delay.ms", 3000, int, "Delay before a new streams group gets tasks.", at_least=0),
+    _s("group.streams.acceptable.recovery.lag", 10_000, int,
+       "Largest lag for a warm-up task to count as caught up.", at_least=0),
+    _s("group.streams.num.warmup.replicas", 2, int, "Most warm-up tasks in a streams group at once.", at_least=0),
+    _s("group.streams.max.warmup.replicas", 20, int, "Largest group.streams.num.warmup.replicas.", at_least=0),
+    _s("group.streams.task.offset.interval.ms", 60_000, int,
+       "How often members report task changelog offsets.", at_least=1),
+    _s("group.streams.min.task.offset.interval.ms", 15_000, int,
+       "Smallest task offset interval a group may set.", at_least=1),
+    _s("group.streams.assignor.name", "", str,
+       "Task assignor for every streams group (sticky or highly_available); empty: the coordinator chooses.",
+       choices=("", "sticky", "highly_available")),
     # KIP-932 share groups
     _s("group.share.session.timeout.ms", 45_000, int, "Share group member session timeout.", at_least=1),
     _s("group.share.min.session.timeout.ms", 45_000, int, "Smallest share session timeout.", at_least=1),
@@ -99,6 +110,8 @@ _RANGES = [
     ("group.share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
     ("group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
     ("group.streams.num.standby.replicas", None, "group.streams.max.standby.replicas"),
+    ("group.streams.num.warmup.replicas", None, "group.streams.max.warmup.replicas"),
+    ("group.streams.task.offset.interval.ms", "group.streams.min.task.offset.interval.ms", None),
 ]
 
 
@@ -146,7 +159,7 @@ class Config(Mapping[str, Any]):
             v = values[name]
             if low is not None and v < values[low]:
                 raise ConfigError(f"{name}={v} is out of range: it must be at least {low}={values[low]}")
-            if v > values[high]:
+            if high is not None and v > values[high]:
                 raise ConfigError(f"{name}={v} is out of range: it must be at most {high}={values[high]}")
         self._values = values
         self.overrides = dict(overrides or {})

@@ -28,6 +28,7 @@ from kgroup.cluster import Cluster
 from kgroup.config import Config
 from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
 from kgroup.gcpause import gc_paused
+import kgroup.group_configs  # noqa: F401  (registers IncrementalAlterConfigs/DescribeConfigs)
 from kgroup.groups import Group, load_group_types
 from kgroup.log import Compression, OffsetsLog, partition_for
 from kgroup.log.batch import ControlType
@@ -74,6 +75,9 @@ class Coordinator:
         self.offsets = OffsetsManager(self)
         self.timers = Timers()
         self.unreplayed: Counter[str] = Counter()  # record types no replay knows yet
+        #: soft state group types keep outside records and groups (e.g. Streams internal-topic
+        #: creation in flight); like timers, a reloaded coordinator starts without it
+        self.soft_state: dict[str, Any] = {}
         self.request_context = RequestContext()
         self._ids = random.Random(seed)
         self._readonly = False

@@ -22,6 +22,14 @@ class Profile:
     streams_changelog_may_be_source: bool
     #: Streams: ASSIGNMENT_DELAYED status while the initial rebalance delay runs (kafka only).
     streams_assignment_delayed_status: bool
+    #: Streams: an empty MemberId is allowed when joining and RebalanceTimeoutMs must be > 0 then,
+    #: task sets must be disjoint and valid for the topology (kip) vs Kafka's narrower checks.
+    streams_kip_request_validation: bool
+    #: Streams: with no assignor configured the coordinator picks highly_available for stateful
+    #: topologies and sticky for stateless ones (kip) vs sticky always (kafka).
+    streams_assignor_by_statefulness: bool
+    #: Streams: AcceptableRecoveryLag is carried in v0's int32 field (kip) vs left 0 there (kafka).
+    streams_acceptable_recovery_lag_in_v0: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
 
@@ -33,6 +41,9 @@ KIP = Profile(
     streams_source_topic_regex=True,
     streams_changelog_may_be_source=False,
     streams_assignment_delayed_status=False,
+    streams_kip_request_validation=True,
+    streams_assignor_by_statefulness=True,
+    streams_acceptable_recovery_lag_in_v0=True,
     share_archive_acquired_below_spso=True,
 )
 
@@ -43,6 +54,9 @@ KAFKA = Profile(
     streams_source_topic_regex=False,
     streams_changelog_may_be_source=True,
     streams_assignment_delayed_status=True,
+    streams_kip_request_validation=False,
+    streams_assignor_by_statefulness=False,
+    streams_acceptable_recovery_lag_in_v0=False,
     share_archive_acquired_below_spso=False,
 )
 

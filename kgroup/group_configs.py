@@ -1,0 +1,194 @@
+"""Dynamic group configurations: per-group overrides of the coordinator's settings.
+
+Kafka keeps them in the cluster metadata (a ConfigRecord for a GROUP resource), not in
+`__consumer_offsets`, and sets and reads them with IncrementalAlterConfigs and
+DescribeConfigs on resource type GROUP (32). kgroup keeps them on the simulated `Cluster`
+(`cluster.group_configs`) for the same reason: they outlive a coordinator failover without
+being records. Handlers read the effective value with `group_config(c, group_id, name)`,
+so a change applies on the next heartbeat.
+
+Names are Kafka's per-group names (`streams.session.timeout.ms`, ...); KIP-1071 spells the
+Streams ones `group.streams.session.timeout.ms`, and both spellings are accepted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgroup.errors import ConfigError, ErrorCode
+from kgroup.runtime import Result, handles
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+
+
+@dataclass(frozen=True)
+class GroupConfigDef:
+    name: str                      # Kafka's per-group name
+    broker: str                    # the coordinator setting it overrides
+    kind: type
+    low: str | int | None = None   # a bound: a coordinator setting's name, or a number
+    high: str | int | None = None
+    choices: tuple[str, ...] = ()
+    doc: str = ""
+
+
+GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
+    GroupConfigDef("consumer.session.timeout.ms", "group.consumer.session.timeout.ms", int,
+                   "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+    GroupConfigDef("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", int,
+                   "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
+    GroupConfigDef("share.session.timeout.ms", "group.share.session.timeout.ms", int,
+                   "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+    GroupConfigDef("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms", int,
+                   "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+    GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int, 1000, 3_600_000),
+    GroupConfigDef("streams.session.timeout.ms", "group.streams.session.timeout.ms", int,
+                   "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+    GroupConfigDef("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms", int,
+                   "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
+    GroupConfigDef("streams.num.standby.replicas", "group.streams.num.standby.replicas", int,
+                   0, "group.streams.max.standby.replicas"),
+    GroupConfigDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", int, 0),
+    # KIP-1071's group configurations that Kafka does not have (yet).
+    GroupConfigDef("streams.acceptable.recovery.lag", "group.streams.acceptable.recovery.lag", int, 0),
+    GroupConfigDef("streams.num.warmup.replicas", "group.streams.num.warmup.replicas", int,
+                   0, "group.streams.max.warmup.replicas"),
+    GroupConfigDef("streams.task.offset.interval.ms", "group.streams.task.offset.interval.ms", int,
+                   "group.streams.min.task.offset.interval.ms"),
+    GroupConfigDef("streams.assignor.name", "group.streams.assignor.name", str,
+                   choices=("", "sticky", "highly_available")),
+]}
+
+
+def canonical_name(name: str) -> str:
+    """Kafka's per-group name for `name` (the KIP's `group.streams.*` spelling accepted)."""
+    if name in GROUP_CONFIGS:
+        return name
+    if name.startswith("group.") and name[len("group."):] in GROUP_CONFIGS:
+        return name[len("group."):]
+    raise ConfigError(f"unknown group config {name!r}; known: {', '.join(sorted(GROUP_CONFIGS))}")
+
+
+def _bound(c: "Coordinator", bound: str | int | None) -> int | None:
+    return c.config[bound] if isinstance(bound, str) else bound
+
+
+def check_value(c: "Coordinator", name: str, value: Any) -> Any:
+    """The value coerced to the config's type; ConfigError outside Kafka's bounds."""
+    d = GROUP_CONFIGS[canonical_name(name)]
+    if d.kind is int:
+        try:
+            v = int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"Invalid value {value} for configuration {d.name}: not a number") from None
+        low, high = _bound(c, d.low), _bound(c, d.high)
+        if low is not None and v < low:
+            raise ConfigError(f"Invalid value {v} for configuration {d.name}: Value must be at least {low}")
+        if high is not None and v > high:
+            raise ConfigError(f"Invalid value {v} for configuration {d.name}: Value must be at most {high}")
+        return v
+    v = str(value)
+    if d.choices and v not in d.choices:
+        raise ConfigError(f"Invalid value {v} for configuration {d.name}: must be one of {', '.join(d.choices)}")
+    return v
+
+
+def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
+    """The effective value: the group's override, else the coordinator's setting."""
+    d = GROUP_CONFIGS[canonical_name(name)]
+    override = c.cluster.group_configs.get(group_id, {}).get(d.name)
+    return c.config[d.broker] if override is None else override
+
+
+__all__ = ["GROUP_CONFIGS", "GroupConfigDef", "canonical_name", "check_value", "group_config"]
+
+
+# ---------------------------------------------------------------------------------------
+# IncrementalAlterConfigs (44) and DescribeConfigs (32) for GROUP resources. In Kafka these
+# go to the controller, which writes the cluster metadata; `Coordinator.handle` serves them
+# so a notebook has one door, and the coordinator reads the result on the next heartbeat.
+
+GROUP_RESOURCE = 32
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+#: DescribeConfigs config sources and types (Kafka's ConfigSource / ConfigType ids)
+DEFAULT_CONFIG, GROUP_CONFIG = 5, 8
+CONFIG_TYPE = {int: 3, str: 2}
+
+
+
+class _NotAGroupResource(ConfigError):
+    """A resource this coordinator does not serve (INVALID_REQUEST rather than INVALID_CONFIG)."""
+
+
+def _code(e: ConfigError) -> ErrorCode:
+    return ErrorCode.invalid_request if isinstance(e, _NotAGroupResource) else ErrorCode.invalid_config
+
+
+def _check_resource(c: "Coordinator", resource_type: int, name: str) -> None:
+    if resource_type != GROUP_RESOURCE:
+        raise _NotAGroupResource(f"kgroup's coordinator serves only GROUP resources (type {GROUP_RESOURCE}), "
+                          f"not resource type {resource_type}")
+    if not name:
+        raise _NotAGroupResource("the group id (resource name) can't be empty")
+
+
+@handles(44)
+def incremental_alter_configs(c: "Coordinator", req: Any, version: int) -> Result:
+    """Set or delete per-group configs; every change of one resource is checked before any applies."""
+    responses = []
+    for res in req.resources:
+        code, message = ErrorCode.none, None
+        try:
+            _check_resource(c, res.resource_type, res.resource_name)
+            changes: dict[str, Any] = {}
+            for cfg in res.configs:
+                name = canonical_name(cfg.name)
+                if cfg.config_operation == SET:
+                    changes[name] = check_value(c, name, cfg.value)
+                elif cfg.config_operation == DELETE:
+                    changes[name] = None
+                elif cfg.config_operation in (APPEND, SUBTRACT):
+                    raise ConfigError(f"Config value append/subtract is not allowed for config key {cfg.name} "
+                                      "as it is not a list type")
+                else:
+                    raise ConfigError(f"Unknown config operation {cfg.config_operation}")
+            if not req.validate_only:
+                current = c.cluster.group_configs.setdefault(res.resource_name, {})
+                for name, value in changes.items():
+                    if value is None:
+                        current.pop(name, None)
+                    else:
+                        current[name] = value
+                if not current:
+                    del c.cluster.group_configs[res.resource_name]
+        except ConfigError as e:
+            code, message = _code(e), str(e)
+        responses.append({"error_code": code, "error_message": message, "resource_type": res.resource_type,
+                          "resource_name": res.resource_name})
+    return Result({"throttle_time": 0, "responses": responses})
+
+
+@handles(32)
+def describe_configs(c: "Coordinator", req: Any, version: int) -> Result:
+    """Every per-group config of the group (or the keys asked for) with its effective value."""
+    results = []
+    for res in req.resources:
+        try:
+            _check_resource(c, res.resource_type, res.resource_name)
+            keys = [canonical_name(k) for k in res.configuration_keys] if res.configuration_keys else sorted(GROUP_CONFIGS)
+        except ConfigError as e:
+            results.append({"error_code": _code(e), "error_message": str(e), "resource_type": res.resource_type,
+                            "resource_name": res.resource_name, "configs": []})
+            continue
+        overrides = c.cluster.group_configs.get(res.resource_name, {})
+        configs = []
+        for name in keys:
+            d = GROUP_CONFIGS[name]
+            configs.append({"name": name, "value": str(group_config(c, res.resource_name, name)), "read_only": False,
+                            "config_source": GROUP_CONFIG if name in overrides else DEFAULT_CONFIG,
+                            "is_sensitive": False, "synonyms": [], "config_type": CONFIG_TYPE[d.kind],
+                            "documentation": d.doc or None})
+        results.append({"error_code": ErrorCode.none, "error_message": None, "resource_type": res.resource_type,
+                        "resource_name": res.resource_name, "configs": configs})
+    return Result({"throttle_time": 0, "results": results})
