@@ -33,6 +33,13 @@ Assignment = dict[uuid.UUID, frozenset[int]]
 EpochAssignment = dict[uuid.UUID, dict[int, int]]
 
 
+def client_member_id(c: Any) -> str:
+    """A member id as a KIP-848-style client makes one (`Uuid.randomUuid().toString()`),
+    from the coordinator's seeded generator (used where the coordinator picks the id)."""
+    from kgroup.records.uuids import uuid_to_kafka_str
+    return uuid_to_kafka_str(uuid.UUID(int=c._ids.getrandbits(128)))
+
+
 class MemberState(enum.IntEnum):
     """Where a member is in its reconciliation (Kafka's `MemberState`, byte values as persisted)."""
 
@@ -166,5 +173,5 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
+__all__ = ["client_member_id", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
-from kgroup.groups.modern import MemberState, frozen
+from kgroup.groups.modern import MemberState, client_member_id, frozen
 from kgroup.protocol import get, ms
 from kgroup.protocol.consumer_protocol import (Assignment as WireAssignment, ConsumerProtocolError,
                                                decode_subscription, decode_assignment, encode_assignment)
@@ -139,7 +139,7 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     member_id = req.member_id
     unknown = member_id == ""
     if unknown:
-        member_id = P.new_member_id(c)
+        member_id = client_member_id(c)
     try:
         P.throw_if_full(c, group, member_id)
         if req.protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols or not _supports(group, protocols):

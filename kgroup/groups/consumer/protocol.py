@@ -28,11 +28,10 @@ from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssigno
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.metadata_hash import metadata_hash
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment, MemberState,
+from kgroup.groups.modern import (client_member_id, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment, MemberState,
                                   frozen, topic_order)
 from kgroup.javaorder import JavaHashMap
 from kgroup.protocol import get, ms
-from kgroup.records.uuids import uuid_to_kafka_str
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
@@ -59,11 +58,6 @@ def session_key(group_id: str, member_id: str) -> str:
 
 def rebalance_key(group_id: str, member_id: str) -> str:
     return f"consumer-rebalance-{group_id}-{member_id}"
-
-
-def new_member_id(c: "Coordinator") -> str:
-    """A member id as Kafka makes one (`Uuid.randomUuid().toString()`), from the seeded generator."""
-    return uuid_to_kafka_str(uuid.UUID(int=c._ids.getrandbits(128)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -387,7 +381,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     group = get_or_maybe_create_group(c, group_id, create, records)
     throw_if_full(c, group, member_id)
     if not member_id:
-        member_id = new_member_id(c)
+        member_id = client_member_id(c)
     owned = _owned(req.topic_partitions)
     replaced = None
     if instance_id is None:
