@@ -124,6 +124,8 @@ class Coordinator:
         result = handler(self, request, int(version))
         self._apply(result)
         response = result.response
+        if callable(response) and not isinstance(response, PendingResponse):
+            response = response()
         if isinstance(response, PendingResponse):
             return response
         if isinstance(response, dict):

@@ -55,6 +55,8 @@ class Result:
     """What a handler or timer decides: a response (plain data or kio object) and the
     records to append. Nothing changes until the runtime appends and replays them."""
 
+    #: a zero-argument callable is called after the records were appended and replayed, for
+    #: answers that show the group as this request left it (e.g. Streams endpoint information)
     response: Any = None
     records: Sequence[Any] = ()
     producer_id: int = -1

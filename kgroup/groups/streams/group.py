@@ -1,0 +1,453 @@
+"""A KIP-1071 Streams group as the coordinator keeps it: members (threads of Streams
+application instances, grouped by process id), the topology and its epoch, the target
+assignment of tasks (active, standby, warm-up) and who owns which task now.
+
+Everything persistent is rebuilt by replaying records 17-23 (`replay.py`); the heartbeat
+handler (`protocol.py`) only reads it. Soft state, as in Kafka: the configured topology
+(derived from the cluster), the task offsets members report, a requested shutdown, the
+endpoint-information epoch.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kgroup.assignors.streams.api import TaskId, TaskSets
+from kgroup.cluster import Cluster
+from kgroup.errors import ErrorCode, KafkaError
+from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.modern import MemberState, ModernGroup
+from kgroup import records as R
+
+from .configuration import ConfiguredTopology, configure
+from .topology import Topology
+
+STREAMS_PROTOCOL_TYPE = "streams"
+EMPTY_TASKS = TaskSets()
+ROLES = ("active", "standby", "warmup")
+
+
+class StreamsGroupState:
+    """Streams group states (KIP-1071 "Streams Group States"), with Kafka's spelling."""
+
+    EMPTY = "Empty"
+    NOT_READY = "NotReady"
+    ASSIGNING = "Assigning"
+    RECONCILING = "Reconciling"
+    STABLE = "Stable"
+    DEAD = "Dead"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A member's user endpoint for Interactive Queries."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class StreamsGroupMember:
+    """One member (a stream thread's consumer): metadata + current assignment."""
+
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    topology_epoch: int = 0
+    process_id: str = ""
+    user_endpoint: Endpoint | None = None
+    client_tags: tuple[tuple[str, str], ...] = ()
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: MemberState = MemberState.STABLE
+    assigned: TaskSets = EMPTY_TASKS
+    pending_revocation: TaskSets = EMPTY_TASKS
+
+    def replace(self, **changes: Any) -> "StreamsGroupMember":
+        return dataclasses.replace(self, **changes)
+
+    def with_epoch(self, epoch: int) -> "StreamsGroupMember":
+        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
+
+    @property
+    def is_static(self) -> bool:
+        return self.instance_id is not None
+
+    def metadata(self) -> tuple:
+        """What the member metadata record holds (a change writes a new record)."""
+        return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.rebalance_timeout_ms,
+                self.topology_epoch, self.process_id, self.user_endpoint, self.client_tags)
+
+    def owned(self) -> TaskSets:
+        """Assigned plus pending revocation: every task the member may still be running."""
+        return union(self.assigned, self.pending_revocation)
+
+
+# ---------------------------------------------------------------------------------------
+# Task-set helpers
+
+def union(a: TaskSets, b: TaskSets) -> TaskSets:
+    if b.is_empty:
+        return a
+    if a.is_empty:
+        return b
+    return TaskSets(**{r: _merge(getattr(a, r), getattr(b, r)) for r in ROLES})
+
+
+def difference(a: TaskSets, b: TaskSets) -> TaskSets:
+    return TaskSets(**{r: _minus(getattr(a, r), getattr(b, r)) for r in ROLES})
+
+
+def _merge(x: Mapping[str, frozenset[int]], y: Mapping[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+    out = dict(x)
+    for s, ps in y.items():
+        out[s] = out.get(s, frozenset()) | ps
+    return out
+
+
+def _minus(x: Mapping[str, frozenset[int]], y: Mapping[str, frozenset[int]]) -> dict[str, frozenset[int]]:
+    out = {}
+    for s, ps in x.items():
+        rest = ps - y.get(s, frozenset())
+        if rest:
+            out[s] = rest
+    return out
+
+
+def task_ids(tasks: Mapping[str, Iterable[int]]) -> list[TaskId]:
+    return [(s, p) for s in sorted(tasks) for p in sorted(tasks[s])]
+
+
+def tasks_from_ids(entries: Iterable[Any] | None) -> dict[str, frozenset[int]]:
+    """kio/record `TaskIds` entries (subtopology_id + partitions) as a mapping."""
+    out: dict[str, set[int]] = {}
+    for t in entries or ():
+        out.setdefault(t.subtopology_id, set()).update(int(p) for p in t.partitions)
+    return {s: frozenset(ps) for s, ps in out.items() if ps}
+
+
+def task_ids_data(tasks: Mapping[str, Iterable[int]]) -> list[dict]:
+    """A task mapping as `TaskIds` data, sorted by subtopology then partition."""
+    return [{"subtopology_id": s, "partitions": sorted(tasks[s])} for s in sorted(tasks) if tasks[s]]
+
+
+def task_label(task: TaskId) -> str:
+    """Kafka's task id spelling, `<subtopology>_<partition>`."""
+    return f"{task[0]}_{task[1]}"
+
+
+# ---------------------------------------------------------------------------------------
+# The group
+
+class StreamsGroup(ModernGroup):
+    """A Streams group (KIP-1071)."""
+
+    type = GroupType.STREAMS
+
+    def __init__(self, group_id: str, cluster: Cluster | None = None) -> None:
+        super().__init__(group_id)
+        self.cluster = cluster if cluster is not None else Cluster()
+        self.members: dict[str, StreamsGroupMember] = {}
+        self.target_assignment: dict[str, TaskSets] = {}
+        self.topology: Topology | None = None
+        self.validated_topology_epoch = -1
+        #: the assignment configs the last target assignment was computed with (record 17)
+        self.assignment_configs: dict[str, str] = {}
+        #: (subtopology, partition) -> epoch of the member owning it as active (assigned or revoking)
+        self.active_task_epochs: dict[TaskId, int] = {}
+        #: process id -> task -> member ids holding it there in any role (assigned or revoking)
+        self.process_tasks: dict[str, dict[TaskId, set[str]]] = {}
+        # Soft state.
+        self.shutdown_requested_by: str | None = None
+        self.endpoint_information_epoch = 0
+        #: what members last reported (KIP-1071: never persisted, "constantly changing")
+        self.task_offsets: dict[str, dict[TaskId, int]] = {}
+        self.task_end_offsets: dict[str, dict[TaskId, int]] = {}
+        #: task offsets per process, the most recent report winning (KIP-1071)
+        self.process_task_offsets: dict[str, dict[TaskId, int]] = {}
+        self.last_fence_reason: str | None = None
+        self.rebalances = 0
+        self._configured: tuple[Any, ConfiguredTopology] | None = None
+
+    # -- Group interface ----------------------------------------------------------------
+    @property
+    def protocol_type(self) -> str:
+        return STREAMS_PROTOCOL_TYPE
+
+    @property
+    def state(self) -> str:
+        """Kafka's `StreamsGroup.state`, derived: EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE."""
+        if self.deleted:
+            return StreamsGroupState.DEAD
+        if not self.members:
+            return StreamsGroupState.EMPTY
+        configured = self.configured_topology()
+        if configured is None or not configured.ready:
+            return StreamsGroupState.NOT_READY
+        if self.group_epoch > self.assignment_epoch:
+            return StreamsGroupState.ASSIGNING
+        for m in self.members.values():
+            if m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE:
+                return StreamsGroupState.RECONCILING
+        return StreamsGroupState.STABLE
+
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
+        """As Kafka's `StreamsGroup.validateOffsetCommit`: the member's current epoch."""
+        if ctx.generation_id_or_member_epoch < 0 and not self.members:
+            return  # an admin commit to an empty group
+        member = self.members.get(ctx.member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
+        if ctx.generation_id_or_member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.stale_member_epoch,
+                             f"the member epoch {ctx.generation_id_or_member_epoch} is not the current "
+                             f"epoch {member.member_epoch}")
+
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        if member_epoch < 0 and member_id is None:
+            return
+        member = self.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id)
+        if member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.stale_member_epoch)
+
+    def validate_delete_group(self) -> None:
+        if self.members:
+            raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        configured = self.configured_topology()
+        return configured is not None and topic in configured.topics
+
+    def tombstones(self) -> list:
+        """Records deleting the group, in Kafka's order (current, target, epoch, members, topology, metadata)."""
+        g = self.group_id
+        out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
+        out += [target_member_tombstone(g, m) for m in self.members]
+        out.append(R.StreamsGroupTargetAssignmentMetadata.tombstone(R.StreamsGroupTargetAssignmentMetadataKey(group_id=g)))
+        out += [member_tombstone(g, m) for m in self.members]
+        out.append(R.StreamsGroupTopology.tombstone(R.StreamsGroupTopologyKey(group_id=g)))
+        out.append(R.StreamsGroupMetadata.tombstone(R.StreamsGroupMetadataKey(group_id=g)))
+        return out
+
+    # -- topology -------------------------------------------------------------------------
+    def configured_topology(self, topology: Topology | None = None) -> ConfiguredTopology | None:
+        """The topology configured against the cluster now (cached until topology or cluster change)."""
+        topology = topology if topology is not None else self.topology
+        if topology is None:
+            return None
+        key = (topology, self.cluster.metadata_version, id(self.cluster))
+        if self._configured is None or self._configured[0] != key:
+            self._configured = (key, configure(topology, self.cluster))
+        return self._configured[1]
+
+    @property
+    def topology_epoch(self) -> int:
+        return self.topology.epoch if self.topology is not None else -1
+
+    # -- ownership ------------------------------------------------------------------------
+    def record_task_offsets(self, member_id: str, process_id: str, offsets: Mapping[TaskId, int] | None,
+                            end_offsets: Mapping[TaskId, int] | None) -> None:
+        """Soft state a heartbeat updates directly (Kafka keeps task offsets in memory only)."""
+        if offsets is not None:
+            self.task_offsets[member_id] = dict(offsets)
+            self.process_task_offsets.setdefault(process_id, {}).update(offsets)
+        if end_offsets is not None:
+            self.task_end_offsets[member_id] = dict(end_offsets)
+
+    def adopt_soft_state(self, other: "StreamsGroup") -> None:
+        """Take over the soft state a heartbeat recorded on the group object it started from
+        (a new group exists in the handler before its records are replayed)."""
+        if other is self:
+            return
+        for mid, offsets in other.task_offsets.items():
+            self.task_offsets.setdefault(mid, offsets)
+        for mid, ends in other.task_end_offsets.items():
+            self.task_end_offsets.setdefault(mid, ends)
+        for pid, offsets in other.process_task_offsets.items():
+            self.process_task_offsets.setdefault(pid, {}).update(offsets)
+        if self.shutdown_requested_by is None:
+            self.shutdown_requested_by = other.shutdown_requested_by
+
+    def end_offsets(self) -> dict[TaskId, int]:
+        """Task changelog end offsets known anywhere in the group (the largest report wins)."""
+        ends: dict[TaskId, int] = {}
+        for reported in self.task_end_offsets.values():
+            for task, end in reported.items():
+                if end > ends.get(task, -1):
+                    ends[task] = end
+        return ends
+
+    def active_task_epoch(self, task: TaskId) -> int:
+        """The epoch of the member running `task` as active, or -1 when nobody does."""
+        return self.active_task_epochs.get(task, -1)
+
+    def held_in_process(self, process_id: str, task: TaskId, except_member: str) -> bool:
+        """Another member of the same process still holds `task` in some role."""
+        holders = self.process_tasks.get(process_id, {}).get(task)
+        return bool(holders and (len(holders) > 1 or except_member not in holders))
+
+    # -- replay helpers (only replay calls these) -------------------------------------------
+    def update_member(self, member: StreamsGroupMember) -> None:
+        old = self.members.get(member.member_id)
+        self.members[member.member_id] = member
+        self._index_member(old, member)
+        self._update_ownership(old, member)
+
+    def remove_member(self, member_id: str) -> None:
+        old = self.members.pop(member_id, None)
+        self.task_offsets.pop(member_id, None)
+        self.task_end_offsets.pop(member_id, None)
+        if old is not None:
+            self._index_member(old, None)
+            self._update_ownership(old, None)
+
+    def _update_ownership(self, old: StreamsGroupMember | None, new: StreamsGroupMember | None) -> None:
+        if old is not None:
+            owned = old.owned()
+            for task in owned.active_ids():
+                if self.active_task_epochs.get(task) == old.member_epoch:
+                    del self.active_task_epochs[task]
+            tasks = self.process_tasks.get(old.process_id)
+            if tasks is not None:
+                for task in (*owned.active_ids(), *owned.standby_ids(), *owned.warmup_ids()):
+                    holders = tasks.get(task)
+                    if holders is not None:
+                        holders.discard(old.member_id)
+                        if not holders:
+                            del tasks[task]
+                if not tasks:
+                    del self.process_tasks[old.process_id]
+        if new is not None:
+            owned = new.owned()
+            for task in owned.active_ids():
+                self.active_task_epochs[task] = new.member_epoch
+            tasks = self.process_tasks.setdefault(new.process_id, {})
+            for task in (*owned.active_ids(), *owned.standby_ids(), *owned.warmup_ids()):
+                tasks.setdefault(task, set()).add(new.member_id)
+
+    # -- display --------------------------------------------------------------------------
+    def describe_members(self) -> list[dict]:
+        def tasks(ts: TaskSets) -> dict:
+            return {r: [task_label(t) for t in task_ids(getattr(ts, r))] for r in ROLES}
+
+        return [{"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
+                 "process_id": m.process_id, "member_epoch": m.member_epoch, "topology_epoch": m.topology_epoch,
+                 "state": m.state.label.replace("partitions", "tasks"), "protocol": "streams",
+                 "assigned": tasks(m.assigned), "pending_revocation": tasks(m.pending_revocation),
+                 "target": tasks(self.target_assignment.get(m.member_id, EMPTY_TASKS))}
+                for m in self.members.values()]
+
+    def describe(self) -> dict:
+        out = super().describe()
+        configured = self.configured_topology()
+        out.update(assignment_epoch=self.assignment_epoch, topology_epoch=self.topology_epoch,
+                   status=None if configured is None or configured.status is None else configured.status.detail)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"StreamsGroup({self.group_id!r}, {self.state}, epoch={self.group_epoch}, "
+                f"assignment_epoch={self.assignment_epoch}, topology_epoch={self.topology_epoch}, "
+                f"members={list(self.members)})")
+
+
+# ---------------------------------------------------------------------------------------
+# Records (Kafka's StreamsCoordinatorRecordHelpers)
+
+def _task_ids(cls: Any, tasks: Mapping[str, Iterable[int]]) -> list:
+    return [cls(subtopology_id=s, partitions=sorted(tasks[s])) for s in sorted(tasks) if tasks[s]]
+
+
+def group_epoch_record(group_id: str, epoch: int, metadata_hash: int, validated_topology_epoch: int,
+                       assignment_configs: Mapping[str, str]) -> Any:
+    V = R.StreamsGroupMetadataValue
+    return R.StreamsGroupMetadata(R.StreamsGroupMetadataKey(group_id=group_id), V(
+        epoch=epoch, metadata_hash=metadata_hash, validated_topology_epoch=validated_topology_epoch,
+        assignment_configs=[V.AssignmentConfig(key=k, value=v) for k, v in sorted(assignment_configs.items())]))
+
+
+def member_record(group_id: str, m: StreamsGroupMember) -> Any:
+    V = R.StreamsGroupMemberMetadataValue
+    endpoint = None if m.user_endpoint is None else V.Endpoint(host=m.user_endpoint.host, port=m.user_endpoint.port)
+    return R.StreamsGroupMemberMetadata(
+        R.StreamsGroupMemberMetadataKey(group_id=group_id, member_id=m.member_id),
+        V(instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
+          rebalance_timeout_ms=m.rebalance_timeout_ms, topology_epoch=m.topology_epoch, process_id=m.process_id,
+          user_endpoint=endpoint, client_tags=[V.KeyValue(key=k, value=v) for k, v in m.client_tags]))
+
+
+def member_tombstone(group_id: str, member_id: str) -> Any:
+    return R.StreamsGroupMemberMetadata.tombstone(R.StreamsGroupMemberMetadataKey(group_id=group_id, member_id=member_id))
+
+
+def member_from_value(member_id: str, old: StreamsGroupMember | None, v: Any) -> StreamsGroupMember:
+    base = old if old is not None else StreamsGroupMember(member_id)
+    endpoint = None if v.user_endpoint is None else Endpoint(v.user_endpoint.host, v.user_endpoint.port)
+    return base.replace(instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
+                        client_host=v.client_host, rebalance_timeout_ms=v.rebalance_timeout_ms,
+                        topology_epoch=v.topology_epoch, process_id=v.process_id, user_endpoint=endpoint,
+                        client_tags=tuple((kv.key, kv.value) for kv in v.client_tags))
+
+
+def target_member_record(group_id: str, member_id: str, tasks: TaskSets) -> Any:
+    V = R.StreamsGroupTargetAssignmentMemberValue
+    return R.StreamsGroupTargetAssignmentMember(
+        R.StreamsGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
+        V(active_tasks=_task_ids(V.TaskIds, tasks.active), standby_tasks=_task_ids(V.TaskIds, tasks.standby),
+          warmup_tasks=_task_ids(V.TaskIds, tasks.warmup)))
+
+
+def target_member_tombstone(group_id: str, member_id: str) -> Any:
+    return R.StreamsGroupTargetAssignmentMember.tombstone(
+        R.StreamsGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
+
+
+def target_epoch_record(group_id: str, epoch: int) -> Any:
+    return R.StreamsGroupTargetAssignmentMetadata(R.StreamsGroupTargetAssignmentMetadataKey(group_id=group_id),
+                                                  R.StreamsGroupTargetAssignmentMetadataValue(assignment_epoch=epoch))
+
+
+def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
+    V = R.StreamsGroupCurrentMemberAssignmentValue
+    a, p = m.assigned, m.pending_revocation
+    return R.StreamsGroupCurrentMemberAssignment(
+        R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
+          active_tasks=_task_ids(V.TaskIds, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
+          warmup_tasks=_task_ids(V.TaskIds, a.warmup),
+          active_tasks_pending_revocation=_task_ids(V.TaskIds, p.active),
+          standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
+          warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup)))
+
+
+def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
+    return R.StreamsGroupCurrentMemberAssignment.tombstone(
+        R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
+
+
+def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember:
+    return old.replace(
+        member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch, state=MemberState.of(v.state),
+        assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
+                          warmup=tasks_from_ids(v.warmup_tasks)),
+        pending_revocation=TaskSets(active=tasks_from_ids(v.active_tasks_pending_revocation),
+                                    standby=tasks_from_ids(v.standby_tasks_pending_revocation),
+                                    warmup=tasks_from_ids(v.warmup_tasks_pending_revocation)))
+
+
+def target_from_value(v: Any) -> TaskSets:
+    return TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
+                    warmup=tasks_from_ids(v.warmup_tasks))
+
+
+__all__ = ["StreamsGroup", "StreamsGroupMember", "StreamsGroupState", "Endpoint", "EMPTY_TASKS", "union",
+           "difference", "task_ids", "tasks_from_ids", "task_ids_data", "task_label"]

@@ -1,0 +1,719 @@
+"""StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89): KIP-1071 on the coordinator.
+
+A heartbeat, in the KIP's "Request Handling" order:
+
+1. validate the request (INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY);
+2. joining (member epoch 0): look up or create the group, check the topology epoch against
+   the group's (a new group takes the member's topology; epoch+1 updates it under `kip`);
+   otherwise look up the member (UNKNOWN_MEMBER_ID) and check its epoch (FENCED_MEMBER_EPOCH);
+3. update the member (a StreamsGroupMemberMetadata record when it changed); a new member, a
+   changed topology epoch, rack, client tags or process id, a caught-up warm-up task, new
+   partition metadata or new assignment configs bump the **group epoch**;
+4. configure the topology against the cluster (NOT_READY statuses; missing internal topics
+   are created through the simulated cluster after this write);
+5. when the group epoch is ahead of the assignment epoch, the task assignor computes a new
+   target assignment (one batch: changed members + the epoch);
+6. reconcile the member (`reconciliation.reconcile`).
+
+Fields that did not change are left out of the response, as the KIP asks.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup.assignors.streams import get_task_assignor
+from kgroup.assignors.streams.api import GroupSpec, MemberSpec, SubtopologySpec, TaskId, TaskSets
+from kgroup.errors import ErrorCode, KafkaError
+from kgroup.group_configs import group_config
+from kgroup.groups.metadata_hash import metadata_hash
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberState,
+                                  client_member_id)
+from kgroup.protocol import ms
+from kgroup.runtime import Result, handles, on_loaded
+
+from . import group as G
+from . import internal_topics
+from .configuration import ConfiguredTopology, Status, StatusInfo, unresolvable_subtopologies
+from .group import EMPTY_TASKS, Endpoint, StreamsGroup, StreamsGroupMember, task_ids_data, tasks_from_ids
+from .reconciliation import reconcile
+from .topology import Topology, task_ids_valid, validate as validate_topology
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+
+STREAMS_GROUP_HEARTBEAT = 88
+STREAMS_GROUP_DESCRIBE = 89
+
+
+def session_key(group_id: str, member_id: str) -> str:
+    return f"streams-session-{group_id}-{member_id}"
+
+
+def rebalance_key(group_id: str, member_id: str) -> str:
+    return f"streams-rebalance-{group_id}-{member_id}"
+
+
+def initial_delay_key(group_id: str) -> str:
+    return f"streams-initial-delay-{group_id}"
+
+
+class Fenced(KafkaError):
+    """FENCED_MEMBER_EPOCH for a known member (under `kip` the member is also removed)."""
+
+    def __init__(self, member_id: str, message: str) -> None:
+        super().__init__(ErrorCode.fenced_member_epoch, message)
+        self.member_id = member_id
+
+
+# ---------------------------------------------------------------------------------------
+# Validation (KIP-1071 "Request Validation"; Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid)
+
+def _blank(v: str | None) -> bool:
+    return v is not None and v.strip() == ""
+
+
+def _invalid(message: str) -> KafkaError:
+    return KafkaError(ErrorCode.invalid_request, message)
+
+
+def _tasks(entries: Any) -> list[TaskId]:
+    return [(t.subtopology_id, int(p)) for t in entries or () for p in t.partitions]
+
+
+def validate_request(c: "Coordinator", req: Any) -> None:
+    kip = c.profile.streams_kip_request_validation
+    epoch = req.member_epoch
+    if _blank(req.group_id) or not req.group_id:
+        raise _invalid("GroupId can't be empty.")
+    if not req.member_id and (not kip or epoch != 0):
+        raise _invalid("MemberId can't be empty.")
+    if _blank(req.instance_id):
+        raise _invalid("InstanceId can't be empty.")
+    if _blank(req.rack_id):
+        raise _invalid("RackId can't be empty.")
+    if epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise _invalid("MemberEpoch is invalid.")
+    if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and req.instance_id is None:
+        raise _invalid("InstanceId can't be null.")
+    if epoch == 0:
+        rebalance_timeout = ms(req.rebalance_timeout)
+        if kip and rebalance_timeout <= 0:
+            raise _invalid("RebalanceTimeoutMs must be larger than zero in the first heartbeat request.")
+        if not kip and rebalance_timeout == -1:
+            raise _invalid("RebalanceTimeoutMs must be provided in first request.")
+        if req.topology is None:
+            raise _invalid("Topology must be non-null when joining the group.")
+        if not req.topology.subtopologies:
+            raise _invalid("Topology must be non-empty when joining the group.")
+        for name in ("active_tasks", "standby_tasks", "warmup_tasks"):
+            tasks = getattr(req, name)
+            if tasks is None or _tasks(tasks):
+                field = {"active_tasks": "ActiveTasks", "standby_tasks": "StandbyTasks",
+                         "warmup_tasks": "WarmupTasks"}[name]
+                raise _invalid(f"{field} must be empty when (re-)joining.")
+    elif epoch > 0 and req.topology is not None and kip:
+        raise _invalid("Topology can only be provided when (re-)joining.")
+    if kip:
+        sets = [set(_tasks(req.active_tasks)), set(_tasks(req.standby_tasks)), set(_tasks(req.warmup_tasks))]
+        if (sets[0] & sets[1]) or (sets[0] & sets[2]) or (sets[1] & sets[2]):
+            raise _invalid("ActiveTasks, StandbyTasks and WarmupTasks must be disjoint.")
+
+
+def validate_new_topology(c: "Coordinator", topology: Topology) -> None:
+    """STREAMS_INVALID_TOPOLOGY for a topology breaking the KIP's invariants (and, under
+    `kafka`, INVALID_REQUEST for source-topic regexes, which Kafka does not support yet)."""
+    if topology.has_regex and not c.profile.streams_source_topic_regex:
+        raise _invalid("Regular expressions for source topics are not supported yet.")
+    validate_topology(topology, changelog_may_be_source=c.profile.streams_changelog_may_be_source)
+    unresolvable = unresolvable_subtopologies(topology)
+    if unresolvable:
+        raise KafkaError(ErrorCode.streams_invalid_topology,
+                         f"Subtopologies {', '.join(unresolvable)} read no source topic and only repartition "
+                         "topics in a loop: their number of partitions cannot be derived.")
+
+
+# ---------------------------------------------------------------------------------------
+# Group and member lookup
+
+def streams_group(c: "Coordinator", group_id: str) -> StreamsGroup:
+    group = c.groups.get(group_id)
+    if group is None:
+        raise KafkaError(ErrorCode.group_id_not_found, f"Streams group {group_id} not found.")
+    if not isinstance(group, StreamsGroup):
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
+    return group
+
+
+def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list) -> StreamsGroup:
+    """Kafka's `getOrMaybeCreateStreamsGroup`: a new group lives in the handler until its
+    records are replayed; an empty classic group gives way."""
+    group = c.groups.get(group_id)
+    if group is None:
+        if not create:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Streams group {group_id} not found.")
+        return StreamsGroup(group_id, c.cluster)
+    if isinstance(group, StreamsGroup):
+        return group
+    if create and str(group.type) == "classic" and group.is_empty():
+        records += group.tombstones()
+        return StreamsGroup(group_id, c.cluster)
+    raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
+
+
+def throw_if_full(c: "Coordinator", group: StreamsGroup, member_id: str) -> None:
+    limit = c.config["group.streams.max.size"]
+    if len(group.members) >= limit and member_id not in group.members:
+        raise KafkaError(ErrorCode.group_max_size_reached,
+                         f"The streams group has reached its maximum capacity of {limit} members.")
+
+
+def _is_subset(owned: TaskSets | None, assigned: TaskSets) -> bool:
+    if owned is None:
+        return False
+    return all(ps <= getattr(assigned, r).get(s, frozenset())
+               for r in G.ROLES for s, ps in getattr(owned, r).items())
+
+
+def check_member_epoch(member: StreamsGroupMember, received: int, owned: TaskSets | None) -> None:
+    """FENCED_MEMBER_EPOCH unless the epoch is the member's, or its previous one with a subset
+    of its tasks (the response that moved it may have been lost; KIP-848 rules)."""
+    if received > member.member_epoch:
+        raise Fenced(member.member_id, f"The streams group member has a greater member epoch ({received}) than the "
+                     f"one known by the group coordinator ({member.member_epoch}). The member must abandon all "
+                     "its tasks and rejoin.")
+    if received < member.member_epoch and (received != member.previous_member_epoch
+                                           or not _is_subset(owned, member.assigned)):
+        raise Fenced(member.member_id, f"The streams group member has a smaller member epoch ({received}) than the "
+                     f"one known by the group coordinator ({member.member_epoch}). The member must abandon all "
+                     "its tasks and rejoin.")
+
+
+def _owned(req: Any) -> TaskSets | None:
+    """What the member says it owns (None unless all three lists were sent)."""
+    if req.active_tasks is None or req.standby_tasks is None or req.warmup_tasks is None:
+        return None
+    return TaskSets(active=tasks_from_ids(req.active_tasks), standby=tasks_from_ids(req.standby_tasks),
+                    warmup=tasks_from_ids(req.warmup_tasks))
+
+
+# ---------------------------------------------------------------------------------------
+# Effective per-group settings (dynamic group configs win over the coordinator's)
+
+def assignment_configs(c: "Coordinator", group_id: str) -> dict[str, str]:
+    """The KIP's assignment configurations; a change bumps the group epoch."""
+    return {"acceptable.recovery.lag": str(group_config(c, group_id, "streams.acceptable.recovery.lag")),
+            "num.standby.replicas": str(group_config(c, group_id, "streams.num.standby.replicas")),
+            "num.warmup.replicas": str(group_config(c, group_id, "streams.num.warmup.replicas"))}
+
+
+def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopology | None) -> str:
+    name = group_config(c, group_id, "streams.assignor.name")
+    if name:
+        return name
+    if c.profile.streams_assignor_by_statefulness and configured is not None and configured.subtopologies:
+        # KIP-1071: the broker picks highly_available for stateful topologies, sticky otherwise.
+        if any(s.stateful for s in configured.subtopologies.values()):
+            return "highly_available"
+    return "sticky"
+
+
+# ---------------------------------------------------------------------------------------
+# StreamsGroupHeartbeat
+
+def _error(e: KafkaError, req: Any) -> dict:
+    return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None,
+            "member_id": req.member_id, "member_epoch": 0, "heartbeat_interval": 0,
+            "acceptable_recovery_lag": 0, "task_offset_interval": 0, "status": None, "active_tasks": None,
+            "standby_tasks": None, "warmup_tasks": None, "endpoint_information_epoch": 0,
+            "partitions_by_user_endpoint": None}
+
+
+@handles(STREAMS_GROUP_HEARTBEAT)
+def streams_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
+    try:
+        validate_request(c, req)
+        c.check_coordinator(req.group_id)
+        if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
+            return leave(c, req)
+        return heartbeat(c, req)
+    except Fenced as e:
+        group = c.groups.get(req.group_id)
+        if c.profile.streams_fenced_member_removed and isinstance(group, StreamsGroup) \
+                and e.member_id in group.members:
+            # KIP-1071: "FENCED_MEMBER_EPOCH is returned otherwise. The member is also removed."
+            fenced = fence_members(c, group, [group.members[e.member_id]], _error(e, req))
+            return fenced
+        return Result(_error(e, req))
+    except KafkaError as e:
+        return Result(_error(e, req))
+
+
+def _join_topology(c: "Coordinator", group: StreamsGroup, req: Any) -> tuple[int, Topology | None]:
+    """The member's topology epoch, and the topology to write (None: keep the group's)."""
+    topology = Topology.from_request(req.topology)
+    validate_new_topology(c, topology)
+    current = group.topology
+    if current is None:
+        return topology.epoch, topology  # KIP: a new group takes the member's topology epoch
+    er, eg = topology.epoch, current.epoch
+    if not c.profile.streams_topology_updates:
+        # Kafka: an older topology epoch joins and is told STALE_TOPOLOGY; updates are refused.
+        if er < eg:
+            return er, None
+        if er != eg or not topology.same_as(current):
+            raise _invalid("Topology updates are not supported yet.")
+        return er, None
+    if er == eg:
+        if not topology.same_as(current):
+            raise KafkaError(ErrorCode.streams_invalid_topology_epoch,
+                             f"The topology differs from the group's topology at epoch {eg}; bump the "
+                             "topology epoch to update it.")
+        return er, None
+    if er < eg:
+        raise KafkaError(ErrorCode.streams_topology_fenced,
+                         f"The topology epoch {er} is older than the group's topology epoch {eg}.")
+    if er > eg + 1:
+        raise KafkaError(ErrorCode.streams_invalid_topology_epoch,
+                         f"The topology epoch {er} skips epochs: the group's topology epoch is {eg}, "
+                         f"an update must use {eg + 1}.")
+    return er, topology  # ER = EG + 1: the member updates the group's topology
+
+
+def _endpoint(req: Any) -> Endpoint | None:
+    e = req.user_endpoint
+    return None if e is None else Endpoint(e.host, int(e.port))
+
+
+def heartbeat(c: "Coordinator", req: Any) -> Result:
+    group_id, epoch = req.group_id, req.member_epoch
+    joining = epoch == 0
+    now = c.now()
+    records: list = []
+    group = get_or_create_group(c, group_id, joining, records)
+    member_id = req.member_id or client_member_id(c)
+    owned = _owned(req)
+    member = group.members.get(member_id)
+    if joining:
+        throw_if_full(c, group, member_id)
+        topology_epoch, new_topology = _join_topology(c, group, req)
+    else:
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id,
+                             f"Member {member_id} is not a member of group {group_id}.")
+        check_member_epoch(member, epoch, owned)
+        topology_epoch, new_topology = member.topology_epoch, None
+    topology = new_topology or group.topology
+    configured = group.configured_topology(topology)
+    partitions_of = configured.num_tasks() if configured is not None and configured.subtopologies else None
+    if topology is not None and owned is not None and (c.profile.streams_kip_request_validation or partitions_of):
+        why = task_ids_valid(topology, partitions_of, (*owned.active_ids(), *owned.standby_ids(),
+                                                       *owned.warmup_ids()))
+        if why:
+            raise _invalid(why)
+
+    new_member = member is None
+    if member is None:
+        member = StreamsGroupMember(member_id)
+    ctx = c.request_context
+    updated = member.replace(
+        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
+        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+        rebalance_timeout_ms=ms(req.rebalance_timeout) if ms(req.rebalance_timeout) != -1 else member.rebalance_timeout_ms,
+        topology_epoch=topology_epoch,
+        process_id=req.process_id if req.process_id is not None else member.process_id,
+        user_endpoint=_endpoint(req) if req.user_endpoint is not None or joining else member.user_endpoint,
+        client_tags=(tuple((kv.key, kv.value) for kv in req.client_tags) if req.client_tags is not None
+                     else member.client_tags),
+        client_id=ctx.client_id, client_host=ctx.client_host)
+    if joining and member.member_epoch != 0 and not new_member:
+        # A known member rejoining with epoch 0 starts over (it lost its tasks).
+        updated = updated.replace(member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
+                                  assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
+    offsets, end_offsets = _reported_offsets(req)
+    group.record_task_offsets(member_id, updated.process_id, offsets, end_offsets)
+
+    if new_topology is not None:
+        records.append(new_topology.to_record(group_id))
+    if new_member or updated.metadata() != member.metadata():
+        records.append(G.member_record(group_id, updated))
+    # KIP-1071 "The group epoch is bumped" list.
+    bump = (group.group_epoch == 0 or new_member or new_topology is not None
+            or (updated.topology_epoch, updated.rack_id, updated.client_tags, updated.process_id)
+            != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id)
+            or _warmup_caught_up(c, group, updated, offsets))
+    configs = assignment_configs(c, group_id)
+    new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else 0
+    validated = topology.epoch if configured is not None and configured.ready else group.validated_topology_epoch
+    group_epoch = group.group_epoch
+    if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
+            or validated != group.validated_topology_epoch:
+        if bump or new_hash != group.metadata_hash or configs != group.assignment_configs:
+            group_epoch += 1
+        records.append(G.group_epoch_record(group_id, group_epoch, new_hash, validated, configs))
+
+    follow_ups = []
+    if configured is not None and configured.missing_internal_topics:
+        follow_up = internal_topics.maybe_create(c, group, configured)
+        if follow_up is not None:
+            follow_ups.append(follow_up)
+
+    members = dict(group.members)
+    members[member_id] = updated
+    delayed = _assignment_delayed(c, group, group_epoch, records)
+    if group_epoch > group.assignment_epoch and not delayed:
+        target_all = compute_target_assignment(c, group, members, topology, configured, group_epoch, records)
+        target_epoch = group_epoch
+    else:
+        target_all = group.target_assignment
+        target_epoch = group.assignment_epoch
+    target = target_all.get(member_id, EMPTY_TASKS)
+
+    reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
+                           held_in_process=group.held_in_process, owned=owned)
+    if new_member or (reconciled.member_epoch, reconciled.previous_member_epoch, reconciled.state,
+                      reconciled.assigned, reconciled.pending_revocation) != \
+            (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
+             member.pending_revocation):
+        records.append(G.current_assignment_record(group_id, reconciled))
+    if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
+        schedule_rebalance_timeout(c, group_id, member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms)
+    else:
+        c.timers.cancel(rebalance_key(group_id, member_id))
+    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
+    if req.shutdown_application:
+        group.shutdown_requested_by = member_id  # soft state, as in Kafka
+
+    response = _response(c, group, req, reconciled, topology, configured, delayed)
+    full = owned is not None and req.process_id is not None and ms(req.rebalance_timeout) != -1
+    if joining or full or reconciled.assigned != member.assigned:
+        a = reconciled.assigned
+        response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
+                        warmup_tasks=task_ids_data(a.warmup))
+
+    def finish() -> dict:
+        # The endpoint-information epoch moves when this heartbeat's records are replayed.
+        live = c.groups.get(group_id)
+        if isinstance(live, StreamsGroup):
+            live.adopt_soft_state(group)
+            response["endpoint_information_epoch"] = live.endpoint_information_epoch
+            if req.endpoint_information_epoch < live.endpoint_information_epoch:
+                response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
+        return response
+    return Result(finish, records, then=follow_ups)
+
+
+def _reported_offsets(req: Any) -> tuple[dict[TaskId, int] | None, dict[TaskId, int] | None]:
+    def parse(entries: Any) -> dict[TaskId, int] | None:
+        return None if entries is None else {(t.subtopology_id, int(t.partition)): int(t.offset) for t in entries}
+    return parse(req.task_offsets), parse(req.task_end_offsets)
+
+
+def _warmup_caught_up(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMember,
+                      offsets: dict[TaskId, int] | None) -> bool:
+    """KIP-1071: a warm-up task reported within acceptable.recovery.lag bumps the group epoch."""
+    if offsets is None or not member.assigned.warmup:
+        return False
+    lag_ok = int(group_config(c, group.group_id, "streams.acceptable.recovery.lag"))
+    ends = group.end_offsets()  # includes what this heartbeat reported (recorded just before)
+    for task in member.assigned.warmup_ids():
+        if task in offsets and task in ends and ends[task] - offsets[task] <= lag_ok:
+            return True
+    return False
+
+
+def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int, records: list) -> bool:
+    """Kafka only: a new group waits group.streams.initial.rebalance.delay.ms before its
+    first assignment (status ASSIGNMENT_DELAYED); a timer then computes it."""
+    if not c.profile.streams_assignment_delayed_status:
+        return False
+    delay = int(group_config(c, group.group_id, "streams.initial.rebalance.delay.ms"))
+    if delay <= 0:
+        return False
+    key = initial_delay_key(group.group_id)
+    if group.group_epoch == 0 and group.assignment_epoch == 0:
+        if key not in c.timers:
+            group_id = group.group_id
+            c.timers.schedule(key, c.now() + delay, lambda: assign_after_delay(c, group_id))
+        return True
+    return key in c.timers
+
+
+def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
+    group = c.groups.get(group_id)
+    if not isinstance(group, StreamsGroup) or group.group_epoch <= group.assignment_epoch:
+        return None
+    records: list = []
+    compute_target_assignment(c, group, group.members, group.topology, group.configured_topology(),
+                              group.group_epoch, records)
+    return Result(records=records)
+
+
+def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
+                   topology: Topology | None, configured: ConfiguredTopology | None) -> GroupSpec:
+    gid = group.group_id
+    subtopologies = {}
+    if configured is not None and configured.ready:
+        subtopologies = {s: SubtopologySpec(cs.num_tasks, cs.stateful) for s, cs in configured.subtopologies.items()}
+    specs = {}
+    for mid, m in members.items():
+        specs[mid] = MemberSpec(member_id=mid, process_id=m.process_id, topology_epoch=m.topology_epoch,
+                                current=m.owned(), instance_id=m.instance_id, rack_id=m.rack_id,
+                                client_tags=dict(m.client_tags))
+    return GroupSpec(members=specs, subtopologies=subtopologies,
+                     topology_epoch=topology.epoch if topology is not None else 0,
+                     num_standby_replicas=int(group_config(c, gid, "streams.num.standby.replicas")),
+                     num_warmup_replicas=int(group_config(c, gid, "streams.num.warmup.replicas")),
+                     acceptable_recovery_lag=int(group_config(c, gid, "streams.acceptable.recovery.lag")),
+                     task_offsets={p: dict(o) for p, o in group.process_task_offsets.items()},
+                     task_end_offsets=group.end_offsets())
+
+
+def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
+                              topology: Topology | None, configured: ConfiguredTopology | None, epoch: int,
+                              records: list) -> dict[str, TaskSets]:
+    """Run the task assignor and write what changed: target records for members whose target
+    moved (tombstones for members gone) and then the assignment epoch, as one batch.
+    A group that is not ready gets empty targets (KIP: NOT_READY members get no tasks)."""
+    gid = group.group_id
+    assignor = get_task_assignor(assignor_name(c, gid, configured))
+    result = assignor.assign(_assignor_spec(c, group, members, topology, configured))
+    target: dict[str, TaskSets] = {}
+    for mid in members:
+        tasks = result.get(mid, EMPTY_TASKS)
+        target[mid] = tasks
+        if group.target_assignment.get(mid) != tasks:
+            records.append(G.target_member_record(gid, mid, tasks))
+    for mid in group.target_assignment:
+        if mid not in members:
+            records.append(G.target_member_tombstone(gid, mid))
+    records.append(G.target_epoch_record(gid, epoch))
+    return target
+
+
+def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
+              topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool) -> dict:
+    gid = group.group_id
+    statuses: list[StatusInfo] = []
+    if group.shutdown_requested_by is not None or req.shutdown_application:
+        requester = group.shutdown_requested_by or member.member_id
+        statuses.append(StatusInfo(Status.SHUTDOWN_APPLICATION,
+                                   f"Streams group member {requester} encountered a fatal error and requested "
+                                   "a shutdown for the entire application."))
+    if topology is not None and member.topology_epoch < topology.epoch:
+        statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
+                                   f"The member's topology epoch {member.topology_epoch} is behind the group's "
+                                   f"topology epoch {topology.epoch}."))
+    if configured is not None and configured.status is not None:
+        detail = configured.status.detail
+        if configured.status.code == Status.MISSING_INTERNAL_TOPICS:
+            detail += internal_topics.progress(c, group)
+        statuses.append(StatusInfo(configured.status.code, detail))
+    if delayed:
+        statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED,
+                                   "Assignment delayed due to the configured initial rebalance delay."))
+    lag = int(group_config(c, gid, "streams.acceptable.recovery.lag"))
+    response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
+                "member_id": member.member_id, "member_epoch": member.member_epoch,
+                "heartbeat_interval": int(group_config(c, gid, "streams.heartbeat.interval.ms")),
+                "acceptable_recovery_lag": lag if c.profile.streams_acceptable_recovery_lag_in_v0 else 0,
+                "task_offset_interval": int(group_config(c, gid, "streams.task.offset.interval.ms")),
+                "status": [s.to_data() for s in statuses],
+                "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
+                "endpoint_information_epoch": group.endpoint_information_epoch,
+                "partitions_by_user_endpoint": None}
+    return response
+
+
+def endpoint_to_partitions(group: StreamsGroup, configured: ConfiguredTopology | None) -> list[dict]:
+    """For Interactive Queries: every user endpoint with the source partitions of the tasks
+    its members run as active and as standby."""
+    subs = configured.subtopologies if configured is not None and configured.subtopologies else {}
+    by_endpoint: dict[Endpoint, tuple[dict[str, set[int]], dict[str, set[int]]]] = {}
+    for m in group.members.values():
+        if m.user_endpoint is None:
+            continue
+        active, standby = by_endpoint.setdefault(m.user_endpoint, ({}, {}))
+        for role, out in (("active", active), ("standby", standby)):
+            for s, ps in getattr(m.assigned, role).items():
+                cs = subs.get(s)
+                if cs is None:
+                    continue
+                for topic in (*cs.source_topics, *cs.repartition_source_topics):
+                    out.setdefault(topic, set()).update(ps)
+    return [{"user_endpoint": {"host": e.host, "port": e.port},
+             "active_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(a.items())],
+             "standby_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(s.items())]}
+            for e, (a, s) in sorted(by_endpoint.items(), key=lambda kv: (kv[0].host, kv[0].port))]
+
+
+# ---------------------------------------------------------------------------------------
+# Leaving and fencing
+
+def leave(c: "Coordinator", req: Any) -> Result:
+    group = streams_group(c, req.group_id)
+    member_id, epoch = req.member_id, req.member_epoch
+    response = _error(KafkaError(ErrorCode.none), req)
+    response.update(error_message=None, member_epoch=epoch)
+    if req.shutdown_application:
+        group.shutdown_requested_by = member_id
+    if req.instance_id is None:
+        member = group.members.get(member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {group.group_id}.")
+        return fence_members(c, group, [member], response)
+    member = group.static_member(req.instance_id)
+    if member is None:
+        raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
+    if member.member_id != member_id:
+        raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
+                         f"{req.instance_id} was fenced by member {member.member_id}.")
+    if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        # A static member leaving for a moment keeps its identity and tasks until its session ends.
+        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS,
+                                 state=MemberState.STABLE)
+        return Result(response, [G.current_assignment_record(group.group_id, leaving)])
+    return fence_members(c, group, [member], response)
+
+
+def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGroupMember], response: Any) -> Result:
+    """Remove members: tombstones (current, target, member) and a group epoch bump."""
+    gid = group.group_id
+    records: list = []
+    for m in members:
+        records += [G.current_assignment_tombstone(gid, m.member_id), G.target_member_tombstone(gid, m.member_id),
+                    G.member_tombstone(gid, m.member_id)]
+        cancel_timers(c, gid, m.member_id)
+    remaining = {mid: m for mid, m in group.members.items() if mid not in {x.member_id for x in members}}
+    configured = group.configured_topology()
+    new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else group.metadata_hash
+    records.append(G.group_epoch_record(gid, group.group_epoch + 1, new_hash, group.validated_topology_epoch,
+                                        group.assignment_configs or assignment_configs(c, gid)))
+    if not remaining:
+        records.append(G.target_epoch_record(gid, group.group_epoch + 1))
+        group.shutdown_requested_by = None  # the application is gone; a new one starts afresh
+    return Result(response, records)
+
+
+def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str, reason: str) -> Result | None:
+    group = c.groups.get(group_id)
+    if not isinstance(group, StreamsGroup) or member_id not in group.members:
+        return None
+    group.last_fence_reason = reason
+    return fence_members(c, group, [group.members[member_id]], None)
+
+
+def cancel_timers(c: "Coordinator", group_id: str, member_id: str) -> None:
+    c.timers.cancel(session_key(group_id, member_id))
+    c.timers.cancel(rebalance_key(group_id, member_id))
+
+
+def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
+    c.timers.schedule(session_key(group_id, member_id), c.now() + int(timeout_ms),
+                      lambda: fence_member_by_id(c, group_id, member_id, "the member session expired"))
+
+
+def schedule_rebalance_timeout(c: "Coordinator", group_id: str, member_id: str, member_epoch: int,
+                               timeout_ms: int) -> None:
+    """Fence a member that has not revoked its tasks within its rebalance timeout."""
+    key = rebalance_key(group_id, member_id)
+    if key in c.timers:
+        return  # the timer runs from when the revocation was first asked for
+
+    def expire() -> Result | None:
+        group = c.groups.get(group_id)
+        if not isinstance(group, StreamsGroup) or member_id not in group.members:
+            return None
+        m = group.members[member_id]
+        if m.member_epoch != member_epoch or m.state != MemberState.UNREVOKED_PARTITIONS:
+            return None
+        return fence_member_by_id(c, group_id, member_id,
+                                  f"it failed to revoke its tasks within the rebalance timeout of {timeout_ms}ms")
+    c.timers.schedule(key, c.now() + max(int(timeout_ms), 0), expire)
+
+
+# ---------------------------------------------------------------------------------------
+# StreamsGroupDescribe
+
+def _topic_info(name: str, partitions: int, info: Any) -> dict:
+    return {"name": name, "partitions": partitions, "replication_factor": info.replication_factor,
+            "topic_configs": [{"key": k, "value": v} for k, v in info.configs]}
+
+
+def describe_topology(group: StreamsGroup) -> dict | None:
+    """The configured topology (concrete partition counts, regexes resolved); no
+    subtopologies while source topics are missing or topics are incorrectly partitioned."""
+    if group.topology is None:
+        return None
+    configured = group.configured_topology()
+    subs = None
+    if configured is not None and configured.subtopologies is not None:
+        subs = [{"subtopology_id": s.subtopology_id, "source_topics": list(s.source_topics),
+                 "repartition_sink_topics": list(s.repartition_sink_topics),
+                 "state_changelog_topics": [_topic_info(n, p, i) for n, (p, i) in sorted(s.state_changelog_topics.items())],
+                 "repartition_source_topics": [_topic_info(n, p, i) for n, (p, i) in
+                                               sorted(s.repartition_source_topics.items())]}
+                for s in (configured.subtopologies[sid] for sid in group.topology.subtopology_ids)]
+    return {"epoch": group.topology.epoch, "subtopologies": subs}
+
+
+def _assignment(tasks: TaskSets) -> dict:
+    return {"active_tasks": task_ids_data(tasks.active), "standby_tasks": task_ids_data(tasks.standby),
+            "warmup_tasks": task_ids_data(tasks.warmup)}
+
+
+def _task_offsets(offsets: dict[TaskId, int]) -> list[dict]:
+    return [{"subtopology_id": s, "partition": p, "offset": o} for (s, p), o in sorted(offsets.items())]
+
+
+def describe_group(c: "Coordinator", group_id: str) -> dict:
+    base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
+            "group_epoch": 0, "assignment_epoch": 0, "topology": None, "members": [],
+            "authorized_operations": -2147483648}
+    try:
+        if not group_id:
+            raise KafkaError(ErrorCode.invalid_group_id, "The group id can't be empty.")
+        c.check_coordinator(group_id)
+        group = streams_group(c, group_id)
+    except KafkaError as e:
+        return {**base, "error_code": e.code, "error_message": e.message or None}
+    members = []
+    for m in group.members.values():
+        members.append({
+            "member_id": m.member_id, "member_epoch": m.member_epoch, "instance_id": m.instance_id,
+            "rack_id": m.rack_id, "client_id": m.client_id, "client_host": m.client_host,
+            "topology_epoch": m.topology_epoch, "process_id": m.process_id,
+            "user_endpoint": None if m.user_endpoint is None else {"host": m.user_endpoint.host,
+                                                                   "port": m.user_endpoint.port},
+            "client_tags": [{"key": k, "value": v} for k, v in m.client_tags],
+            "task_offsets": _task_offsets(group.task_offsets.get(m.member_id, {})),
+            "task_end_offsets": _task_offsets(group.task_end_offsets.get(m.member_id, {})),
+            "assignment": _assignment(m.assigned),
+            "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
+            "is_classic": False})
+    return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
+            "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members}
+
+
+@handles(STREAMS_GROUP_DESCRIBE)
+def streams_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in req.group_ids]})
+
+
+# ---------------------------------------------------------------------------------------
+# After a reload (Kafka's onLoaded): every member gets a fresh session; members still
+# revoking get their rebalance timeout again.
+
+@on_loaded
+def _after_load(c: "Coordinator") -> None:
+    for group in list(c.groups.values()):
+        if not isinstance(group, StreamsGroup) or c.partition_for(group.group_id) not in c.hosted_partitions:
+            continue
+        timeout = group_config(c, group.group_id, "streams.session.timeout.ms")
+        for m in group.members.values():
+            schedule_session_timeout(c, group.group_id, m.member_id, timeout)
+            if m.state == MemberState.UNREVOKED_PARTITIONS:
+                schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
+
+
+__all__ = ["streams_group_heartbeat", "streams_group_describe", "describe_group", "heartbeat", "leave",
+           "fence_members", "session_key", "rebalance_key", "validate_request", "compute_target_assignment"]

@@ -1,0 +1,149 @@
+"""Replay of the Streams-group records (types 17-23): the only code that changes a
+`StreamsGroup`. Tombstones follow Kafka's checks: a member is deleted only after its
+current and target assignments were.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kgroup import records as R
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH
+from kgroup.runtime import replays
+
+from .group import (EMPTY_TASKS, StreamsGroup, StreamsGroupMember, assignment_from_value, member_from_value,
+                    target_from_value)
+from .topology import Topology
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+
+
+class ReplayError(RuntimeError):
+    """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
+
+
+def persisted_group(c: "Coordinator", group_id: str, create: bool) -> StreamsGroup | None:
+    """Kafka's `getOrMaybeCreatePersistedStreamsGroup`: a simple classic group (one that only
+    holds offsets) gives way; any other group type is an error."""
+    group = c.groups.get(group_id)
+    if group is None:
+        if not create:
+            return None
+        group = c.groups[group_id] = StreamsGroup(group_id, c.cluster)
+        return group
+    if isinstance(group, StreamsGroup):
+        return group
+    if str(group.type) == "classic" and getattr(group, "is_simple", lambda: False)():
+        group = c.groups[group_id] = StreamsGroup(group_id, c.cluster)
+        return group
+    raise ReplayError(f"Group {group_id} is not a streams group")
+
+
+def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, StreamsGroup | None]:
+    key, value = entry.record.key, entry.record.value
+    return key, value, persisted_group(c, key.group_id, value is not None)
+
+
+@replays(R.StreamsGroupMetadata)
+def _metadata(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    if value is None:
+        if group.members or group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but the group still "
+                              "has members or target assignments.")
+        group.deleted = True
+        del c.groups[key.group_id]
+        return
+    if value.epoch > group.group_epoch:
+        group.rebalances += 1
+    group.group_epoch = value.epoch
+    group.metadata_hash = value.metadata_hash
+    group.validated_topology_epoch = value.validated_topology_epoch
+    group.assignment_configs = {kv.key: kv.value for kv in value.assignment_configs}
+
+
+@replays(R.StreamsGroupPartitionMetadata, R.StreamsGroupTargetAssignmentResolvedTopicIds)
+def _obsolete(c: "Coordinator", entry: Any) -> None:
+    """Records older (or newer) coordinators wrote that hold nothing kgroup derives from:
+    partition metadata was replaced by the metadata hash; resolved topic ids are derived."""
+    _target(c, entry)
+
+
+@replays(R.StreamsGroupTopology)
+def _topology(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    group.topology = None if value is None else Topology.from_record(value)
+
+
+@replays(R.StreamsGroupMemberMetadata)
+def _member(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    old = group.members.get(key.member_id)
+    if value is None:
+        if old is None:
+            return
+        if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
+            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
+                              "StreamsGroupCurrentMemberAssignmentValue tombstone.")
+        if key.member_id in group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
+                              "StreamsGroupTargetAssignmentMemberValue tombstone.")
+        group.remove_member(key.member_id)
+        group.endpoint_information_epoch += 1
+        return
+    new = member_from_value(key.member_id, old, value)
+    if old is None or new.user_endpoint != old.user_endpoint:
+        group.endpoint_information_epoch += 1
+    group.update_member(new)
+
+
+@replays(R.StreamsGroupTargetAssignmentMetadata)
+def _target_epoch(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    if value is None:
+        if group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
+                              f"{key.group_id} but members still have a target assignment.")
+        group.assignment_epoch = -1
+        return
+    group.assignment_epoch = value.assignment_epoch
+
+
+@replays(R.StreamsGroupTargetAssignmentMember)
+def _target_member(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    if value is None:
+        group.target_assignment.pop(key.member_id, None)
+        return
+    group.target_assignment[key.member_id] = target_from_value(value)
+
+
+@replays(R.StreamsGroupCurrentMemberAssignment)
+def _current(c: "Coordinator", entry: Any) -> None:
+    key, value, group = _target(c, entry)
+    if group is None:
+        return
+    old = group.members.get(key.member_id)
+    if value is None:
+        if old is not None:
+            group.update_member(old.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                                            previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                                            assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS))
+        return
+    new = assignment_from_value(old if old is not None else StreamsGroupMember(key.member_id), value)
+    if old is None or (new.assigned.active, new.assigned.standby) != (old.assigned.active, old.assigned.standby):
+        group.endpoint_information_epoch += 1  # the IQ endpoint-to-partitions map changed
+    group.update_member(new)
+
+
+__all__ = ["ReplayError", "persisted_group"]
