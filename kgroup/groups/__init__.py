@@ -15,6 +15,7 @@ from kgroup.groups.base import Group, GroupType
 GROUP_TYPE_PACKAGES = (
     "kgroup.groups.classic",   # JoinGroup/SyncGroup/Heartbeat/LeaveGroup, KIP-345
     "kgroup.groups.consumer",  # KIP-848 ConsumerGroupHeartbeat
+    "kgroup.groups.streams",   # KIP-1071 StreamsGroupHeartbeat
 )
 
 
