@@ -208,3 +208,126 @@ class Admin:
         response = self.coordinator.handle(request("ListGroups", 5, states_filter=list(states), types_filter=list(types)))
         return [{"group_id": g.group_id, "protocol_type": g.protocol_type, "state": g.group_state, "type": g.group_type}
                 for g in response.groups]
+
+    # -- KIP-1071 Streams groups ----------------------------------------------------------
+    def describe_streams_groups(self, group_ids: Iterable[str], *,
+                                include_authorized_operations: bool = False) -> "DescribeStreamsGroupsResult":
+        """StreamsGroupDescribe for several groups; one future per group (its own error)."""
+        group_ids = list(group_ids)
+        response = self.coordinator.handle(request("StreamsGroupDescribe", 0, group_ids=group_ids,
+                                                   include_authorized_operations=include_authorized_operations))
+        futures: dict[str, KafkaFuture] = {}
+        for g in response.groups:
+            if g.error_code != ErrorCode.none:
+                futures[g.group_id] = KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
+            else:
+                futures[g.group_id] = KafkaFuture(StreamsGroupDescription.of(g))
+        return DescribeStreamsGroupsResult(futures)
+
+    def list_streams_groups(self, *, states: Iterable[str] = ()) -> list[dict]:
+        """ListGroups with type `streams` (states as Kafka spells them: Empty, NotReady, ...)."""
+        return self.list_groups(states=states, types=["streams"])
+
+    def delete_streams_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        """DeleteGroups: only empty groups can be deleted (NON_EMPTY_GROUP otherwise)."""
+        return self.delete_consumer_groups(group_ids)
+
+    def list_streams_group_offsets(self, group_specs: Mapping[str, ListConsumerGroupOffsetsSpec | None] | str,
+                                   options: ListConsumerGroupOffsetsOptions | None = None
+                                   ) -> ListConsumerGroupOffsetsResult:
+        """OffsetFetch for Streams groups (the same RPC as consumer groups, KIP-1071)."""
+        return self.list_consumer_group_offsets(group_specs, options)
+
+    def alter_streams_group_offsets(self, group_id: str,
+                                    offsets: Mapping[TopicPartition, OffsetAndMetadata | int]) -> dict[TopicPartition, ErrorCode]:
+        """OffsetCommit as the Admin client sends it; the group must be empty (else UNKNOWN_MEMBER_ID)."""
+        return self.alter_consumer_group_offsets(group_id, offsets)
+
+    def delete_streams_group_offsets(self, group_id: str, topics: Iterable[str]) -> ErrorCode | dict:
+        """OffsetDelete of every partition of `topics` (KIP-1071 takes topics, not partitions)."""
+        cluster = self.coordinator.cluster
+        partitions = [TopicPartition(t, p) for t in sorted(set(topics)) for p in range(cluster.partitions(t))]
+        return self.delete_consumer_group_offsets(group_id, partitions)
+
+
+@dataclass(frozen=True)
+class StreamsGroupMemberDescription:
+    member_id: str
+    member_epoch: int
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    topology_epoch: int
+    process_id: str
+    user_endpoint: tuple[str, int] | None
+    client_tags: dict[str, str]
+    task_offsets: dict[tuple[str, int], int]
+    task_end_offsets: dict[tuple[str, int], int]
+    assignment: dict[str, dict[str, list[int]]]          # role -> subtopology -> partitions
+    target_assignment: dict[str, dict[str, list[int]]]
+    is_classic: bool
+
+
+@dataclass(frozen=True)
+class StreamsGroupSubtopologyDescription:
+    subtopology_id: str
+    source_topics: list[str]
+    repartition_sink_topics: list[str]
+    state_changelog_topics: dict[str, int]       # name -> partitions
+    repartition_source_topics: dict[str, int]
+
+
+@dataclass(frozen=True)
+class StreamsGroupDescription:
+    """KIP-1071's `StreamsGroupDescription`."""
+
+    group_id: str
+    group_epoch: int
+    target_assignment_epoch: int
+    topology_epoch: int
+    subtopologies: list[StreamsGroupSubtopologyDescription] | None
+    members: list[StreamsGroupMemberDescription]
+    group_state: str
+    authorized_operations: int | None
+
+    @classmethod
+    def of(cls, g: Any) -> "StreamsGroupDescription":
+        def tasks(a: Any) -> dict[str, dict[str, list[int]]]:
+            return {role: {t.subtopology_id: list(t.partitions) for t in getattr(a, f"{role}_tasks")}
+                    for role in ("active", "standby", "warmup")}
+
+        def offsets(items: Any) -> dict[tuple[str, int], int]:
+            return {(t.subtopology_id, t.partition): t.offset for t in items}
+
+        members = [StreamsGroupMemberDescription(
+            m.member_id, m.member_epoch, m.instance_id, m.rack_id, m.client_id, m.client_host, m.topology_epoch,
+            m.process_id, None if m.user_endpoint is None else (m.user_endpoint.host, m.user_endpoint.port),
+            {kv.key: kv.value for kv in m.client_tags}, offsets(m.task_offsets), offsets(m.task_end_offsets),
+            tasks(m.assignment), tasks(m.target_assignment), m.is_classic) for m in g.members]
+        subs = None
+        if g.topology is not None and g.topology.subtopologies is not None:
+            subs = [StreamsGroupSubtopologyDescription(
+                s.subtopology_id, list(s.source_topics), list(s.repartition_sink_topics),
+                {t.name: t.partitions for t in s.state_changelog_topics},
+                {t.name: t.partitions for t in s.repartition_source_topics}) for s in g.topology.subtopologies]
+        return cls(g.group_id, g.group_epoch, g.assignment_epoch, -1 if g.topology is None else g.topology.epoch,
+                   subs, members, g.group_state,
+                   None if g.authorized_operations == -2147483648 else g.authorized_operations)
+
+
+@dataclass
+class DescribeStreamsGroupsResult:
+    futures: dict[str, KafkaFuture[StreamsGroupDescription]] = field(default_factory=dict)
+
+    def described_groups(self) -> dict[str, KafkaFuture[StreamsGroupDescription]]:
+        return dict(self.futures)
+
+    def all(self) -> KafkaFuture[dict[str, StreamsGroupDescription]]:
+        """Succeeds only if every group could be described; otherwise the first error."""
+        out = {}
+        for group_id, future in self.futures.items():
+            if future.is_completed_exceptionally():
+                return KafkaFuture(error=future.exception())
+            out[group_id] = future.get()
+        return KafkaFuture(out)

@@ -90,3 +90,78 @@ class Scenario:
 
     def __len__(self) -> int:
         return len(self.steps)
+
+
+class ScriptedStreamsMember:
+    """A Streams member for step-by-step scenarios: it sends the heartbeats a Kafka Streams
+    thread would (full on join, then only what changed) and takes every assignment at once,
+    so a notebook can move one heartbeat at a time. (`kgroup.clients` has the full client,
+    with revocation time, restoration and its own timing.)
+
+        a = ScriptedStreamsMember("app", "A", topology, process_id="pA")
+        s.step("A joins", a.heartbeat());  a.update(s.response_of(-1))
+    """
+
+    def __init__(self, group_id: str, member_id: str, topology: Any, *, process_id: str | None = None,
+                 instance_id: str | None = None, rebalance_timeout_ms: int = 30_000,
+                 endpoint: tuple[str, int] | None = None) -> None:
+        self.group_id, self.member_id, self.topology = group_id, member_id, topology
+        self.process_id = process_id or f"process-{member_id}"
+        self.instance_id, self.rebalance_timeout_ms, self.endpoint = instance_id, rebalance_timeout_ms, endpoint
+        self.epoch = 0
+        self.tasks: dict[str, dict[str, list[int]]] = {"active": {}, "standby": {}, "warmup": {}}
+        self._report = True  # the next heartbeat reports the owned tasks
+        #: the error that stopped this member (a Streams client gives up on these), or None
+        self.failed: str | None = None
+
+    def heartbeat(self, *, leave: bool = False) -> Any:
+        """The next StreamsGroupHeartbeat request (a leave with epoch -1 when `leave`)."""
+        from kgroup.protocol import request
+
+        def ids(role: str) -> list[dict] | None:
+            if not self._report and self.epoch != 0:
+                return None
+            return [{"subtopology_id": s, "partitions": ps} for s, ps in sorted(self.tasks[role].items())]
+        joining = self.epoch == 0
+        data = dict(group_id=self.group_id, member_id=self.member_id,
+                    member_epoch=-1 if leave else self.epoch, endpoint_information_epoch=0,
+                    instance_id=self.instance_id, rebalance_timeout=self.rebalance_timeout_ms if joining else -1,
+                    topology=self.topology.to_request_data() if joining and not leave else None,
+                    active_tasks=ids("active"), standby_tasks=ids("standby"), warmup_tasks=ids("warmup"),
+                    process_id=self.process_id if joining else None,
+                    user_endpoint=({"host": self.endpoint[0], "port": self.endpoint[1]}
+                                   if joining and self.endpoint else None),
+                    client_tags=[] if joining else None, task_offsets=None, task_end_offsets=None)
+        self._report = False
+        return request("StreamsGroupHeartbeat", 0, **data)
+
+    def update(self, response: Any) -> bool:
+        """Take the answer: the new epoch and, when sent, the new tasks (True if they changed)."""
+        code = response.error_code
+        if int(code) != 0:
+            if code.name in _FATAL:
+                self.failed = f"{code.name.upper()}: {response.error_message}"
+                return False
+            # Fenced or unknown: lose everything and rejoin.
+            self.epoch, self.tasks, self._report = 0, {"active": {}, "standby": {}, "warmup": {}}, True
+            return True
+        self.epoch = response.member_epoch
+        if response.active_tasks is None:
+            return False
+        new = {role: {t.subtopology_id: sorted(t.partitions) for t in getattr(response, f"{role}_tasks")}
+               for role in ("active", "standby", "warmup")}
+        changed = new != self.tasks
+        self.tasks = new
+        self._report = changed  # acknowledge by reporting what it now owns
+        return changed
+
+    def restart(self, topology: Any = None) -> None:
+        """A new process instance of the same member: it rejoins (epoch 0) with nothing."""
+        self.topology = topology or self.topology
+        self.epoch, self.tasks, self._report = 0, {"active": {}, "standby": {}, "warmup": {}}, True
+        self.failed = None
+
+
+#: errors after which a Streams client stops instead of rejoining
+_FATAL = {"invalid_request", "streams_invalid_topology", "streams_invalid_topology_epoch", "streams_topology_fenced",
+          "group_max_size_reached", "unreleased_instance_id", "fenced_instance_id", "group_id_not_found"}
