@@ -208,7 +208,8 @@ def test_missing_sources_take_precedence_over_partitioning_and_internal_topics()
 def test_internal_topics_created_sized_from_the_sources_then_tasks_assigned():
     c = coord(orders=4)
     r = shb(c, "A", 0, topology=STATEFUL)
-    assert statuses(r) == {MISSING_INTERNAL: "Internal topics app-store-changelog are missing."}
+    assert statuses(r) == {MISSING_INTERNAL: "Internal topics app-store-changelog are missing. "
+                                             "Creating them: app-store-changelog (attempt 1)."}
     assert tasks_of(r.active_tasks) == {}
     epoch = sgroup(c).group_epoch
     c.advance(0)                                        # the CreateTopics "request" completes
@@ -229,7 +230,30 @@ def test_one_creation_in_flight_and_its_detail():
     assert "app-store-changelog" in c.cluster
 
 
-def test_failed_creation_backs_off():
+def test_failed_creation_backs_off_and_says_why():
+    c = coord(orders=2)
+    c.cluster.topic_creation_delay_ms = 100
+    real_create = c.cluster.create_topic
+
+    def refuse(name, partitions, topic_id=None):
+        raise PermissionError("TOPIC_AUTHORIZATION_FAILED")
+    c.cluster.create_topic = refuse
+    r = shb(c, "A", 0, topology=STATEFUL)
+    c.advance(100)                                      # the first attempt fails
+    r = shb(c, "A", r.member_epoch)
+    assert "The last attempt to create them failed (app-store-changelog: TOPIC_AUTHORIZATION_FAILED)" \
+        in statuses(r)[MISSING_INTERNAL]
+    c.advance(500)
+    shb(c, "A", r.member_epoch)                         # still backing off: no new attempt
+    assert not any(k.startswith("streams-create-topics") for k in c.timers.pending())
+    c.cluster.create_topic = real_create
+    c.advance(1_000)
+    shb(c, "A", r.member_epoch)                         # back-off over: attempt 2
+    c.advance(100)
+    assert c.cluster.partitions("app-store-changelog") == 2
+
+
+def test_internal_topic_with_the_wrong_partition_count():
     c = coord(orders=2)
     c.cluster.create_topic("app-store-changelog", 5)    # exists with the wrong partition count
     r = shb(c, "A", 0, topology=STATEFUL)

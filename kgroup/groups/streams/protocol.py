@@ -392,6 +392,10 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
 
     def finish() -> dict:
         # The endpoint-information epoch moves when this heartbeat's records are replayed.
+        for status in response["status"]:
+            if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
+                # The creation starts after this write: say where it stands now.
+                status["status_detail"] += internal_topics.progress(c, group)
         live = c.groups.get(group_id)
         if isinstance(live, StreamsGroup):
             live.adopt_soft_state(group)
@@ -504,10 +508,7 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
                                    f"The member's topology epoch {member.topology_epoch} is behind the group's "
                                    f"topology epoch {topology.epoch}."))
     if configured is not None and configured.status is not None:
-        detail = configured.status.detail
-        if configured.status.code == Status.MISSING_INTERNAL_TOPICS:
-            detail += internal_topics.progress(c, group)
-        statuses.append(StatusInfo(configured.status.code, detail))
+        statuses.append(configured.status)  # MISSING_INTERNAL_TOPICS gets its progress in `finish`
     if delayed:
         statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED,
                                    "Assignment delayed due to the configured initial rebalance delay."))
