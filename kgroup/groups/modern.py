@@ -21,6 +21,9 @@ from typing import Any
 from kgroup.groups.base import Group
 from kgroup.javaorder import java_hash_order, java_uuid_hash
 
+#: How long subscribed topic metadata is trusted before a heartbeat checks it again. Kafka also
+#: refreshes at once when a subscribed topic changes; kgroup notices any cluster change.
+METADATA_REFRESH_INTERVAL_MS = 2**31 - 1
 #: A member leaving for good sends this epoch (KIP-848).
 LEAVE_GROUP_MEMBER_EPOCH = -1
 #: A static member leaving temporarily sends this epoch: it keeps its identity and
@@ -173,5 +176,5 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["client_member_id", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
+__all__ = ["METADATA_REFRESH_INTERVAL_MS", "client_member_id", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

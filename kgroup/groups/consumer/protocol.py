@@ -28,8 +28,9 @@ from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssigno
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.metadata_hash import metadata_hash
-from kgroup.groups.modern import (client_member_id, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment, MemberState,
-                                  frozen, topic_order)
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                  METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id, frozen,
+                                  topic_order)
 from kgroup.javaorder import JavaHashMap
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -45,9 +46,6 @@ CONSUMER_GROUP_HEARTBEAT = 68
 CONSUMER_GROUP_DESCRIBE = 69
 #: Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`: a group's regexes are resolved at most this often.
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
-#: How long subscribed topic metadata is trusted before a heartbeat checks it again. Kafka also
-#: refreshes at once when a subscribed topic changes; kgroup notices any cluster change.
-METADATA_REFRESH_INTERVAL_MS = 2**31 - 1
 #: `ConsumerGroupHeartbeat` v1 requires the client to generate its member id (KIP-1082).
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
 

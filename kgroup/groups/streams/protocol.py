@@ -26,8 +26,8 @@ from kgroup.assignors.streams.api import GroupSpec, MemberSpec, SubtopologySpec,
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config
 from kgroup.groups.metadata_hash import metadata_hash
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberState,
-                                  client_member_id)
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
 from kgroup.protocol import ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -342,7 +342,12 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
             != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id)
             or _warmup_caught_up(c, group, updated, offsets))
     configs = assignment_configs(c, group_id)
-    new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else 0
+    # The metadata hash only needs computing when the topology, the cluster or the epoch moved.
+    refresh = (new_topology is not None or bump or group.has_metadata_expired(now, c.cluster.metadata_version))
+    if not refresh:
+        new_hash = group.metadata_hash
+    else:
+        new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else 0
     validated = topology.epoch if configured is not None and configured.ready else group.validated_topology_epoch
     group_epoch = group.group_epoch
     if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
@@ -350,6 +355,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         if bump or new_hash != group.metadata_hash or configs != group.assignment_configs:
             group_epoch += 1
         records.append(G.group_epoch_record(group_id, group_epoch, new_hash, validated, configs))
+    if refresh:
+        group.set_metadata_refresh_deadline(now + METADATA_REFRESH_INTERVAL_MS, group_epoch, c.cluster.metadata_version)
 
     follow_ups = []
     if configured is not None and configured.missing_internal_topics:
