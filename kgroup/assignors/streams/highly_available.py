@@ -38,24 +38,33 @@ class HighlyAvailableTaskAssignor:
         def offset(member: str, task: TaskId) -> int:
             return spec.task_offsets.get(p.process[member], {}).get(task, -1)
 
-        # 2. Keep a stateful task on a caught-up member while its balanced owner warms up.
+        # Which processes are caught up on which task, and their members (one pass over the offsets).
+        members_of: dict[str, list[str]] = {}
+        for m in p.members:
+            members_of.setdefault(p.process[m], []).append(m)
+        caught_up_on: dict[TaskId, list[str]] = {}
+        for process, offsets in spec.task_offsets.items():
+            if process in members_of:
+                for t in offsets:
+                    if t in p.valid and t[0] in p.stateful and is_caught_up(spec, process, t):
+                        caught_up_on.setdefault(t, []).append(process)
+
+        # 2. Keep (or put) a stateful task on a caught-up member while its balanced owner warms up.
         budget = spec.num_warmup_replicas
         moves: list[tuple[TaskId, str, str]] = []   # (task, balanced owner, caught-up member)
-        for t in p.tasks:
-            if t[0] not in p.stateful or t not in p.owner:
+        for t, processes in caught_up_on.items():
+            owner = p.owner.get(t)
+            if owner is None or p.process[owner] in processes:
                 continue
-            owner = p.owner[t]
-            if caught_up(owner, t):
-                continue
-            candidates = [m for m in p.prev_active.get(t, []) + p.prev_standby.get(t, []) + p.prev_warmup.get(t, [])
-                          if m in p.active and m != owner and caught_up(m, t)
-                          and (m in eligible or m in p.prev_active.get(t, []))]
+            previous = p.prev_active.get(t, [])
+            candidates = [m for proc in processes for m in members_of[proc] if m in eligible or m in previous]
             if not candidates:
                 continue
-            keeper = min(candidates, key=lambda m: (m not in p.prev_active.get(t, ()), -offset(m, t), m))
+            keeper = min(candidates, key=lambda m: (m not in previous, m not in p.prev_standby.get(t, []),
+                                                    -offset(m, t), len(p.active[m]), m))
             moves.append((t, owner, keeper))
         # Existing warm-ups first, so a warm-up in progress is not restarted elsewhere.
-        moves.sort(key=lambda mv: (mv[1] not in p.prev_warmup.get(mv[0], ()), mv[0]))
+        moves.sort(key=lambda mv: (mv[1] not in p.prev_warmup.get(mv[0], []), mv[0]))
         for t, owner, keeper in moves:
             if budget <= 0:
                 break

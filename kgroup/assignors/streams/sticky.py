@@ -103,7 +103,7 @@ class Placement:
         for t in tasks:
             if t in self.owner:
                 continue
-            warm = [m for m in self.prev_standby.get(t, ()) + self.prev_warmup.get(t, ())
+            warm = [m for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, [])
                     if m in self.active and self.spec.members[m].topology_epoch == self.spec.topology_epoch]
             if warm:
                 best = min(warm, key=lambda m: (len(self.active[m]), m))
@@ -135,7 +135,7 @@ class Placement:
             if t[0] not in self.stateful or t not in self.owner:
                 continue
             need = k
-            for m in self.prev_standby.get(t, ()) + self.prev_warmup.get(t, ()):
+            for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, []):
                 if need and m in self.active and not self.holds(self.process[m], t):
                     self.give_standby(m, t)   # keeping a standby is allowed for stale members too
                     need -= 1
