@@ -25,7 +25,11 @@ def _normalised(tasks: Mapping[str, Iterable[int]] | None) -> dict[str, frozense
 def _grouped(ids: Iterable[TaskId]) -> dict[str, set[int]]:
     out: dict[str, set[int]] = {}
     for s, p in ids:
-        out.setdefault(s, set()).add(p)
+        ps = out.get(s)
+        if ps is None:
+            out[s] = {p}
+        else:
+            ps.add(p)
     return out
 
 

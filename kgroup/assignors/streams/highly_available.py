@@ -70,8 +70,7 @@ class HighlyAvailableTaskAssignor:
                 break
             if p.process[keeper] == p.process[owner]:
                 continue
-            p.active[owner].remove(t)
-            p.held.get(t, set()).discard(p.process[owner])
+            p.take_active(owner, t)
             p.give_active(keeper, t)
             if owner in eligible:
                 p.give_warmup(owner, t)

@@ -15,7 +15,7 @@ them (or unassigned).
 """
 from __future__ import annotations
 
-import heapq
+from collections import deque
 from collections.abc import Iterable
 
 from .api import GroupSpec, MemberSpec, TaskId, TaskSets
@@ -37,18 +37,32 @@ class Placement:
         self.standby: dict[str, list[TaskId]] = {m: [] for m in self.members}
         self.warmup: dict[str, list[TaskId]] = {m: [] for m in self.members}
         self.owner: dict[TaskId, str] = {}                    # active owner
-        self.held: dict[TaskId, set[str]] = {}                # processes holding a stateful task (any role)
+        self.held: set[tuple[str, TaskId]] = set()            # (process, stateful task) held in any role
         # previous holders, from the members' current tasks (invalid tasks dropped)
         self.prev_active: dict[TaskId, list[str]] = {}
         self.prev_standby: dict[TaskId, list[str]] = {}
         self.prev_warmup: dict[TaskId, list[str]] = {}
+        #: each member's current active tasks that are still valid, in order
+        self.current_active: dict[str, list[TaskId]] = {}
+        valid = self.valid
         for m in self.members:
             cur = spec.members[m].current
-            for tasks, into in ((cur.active_ids(), self.prev_active), (cur.standby_ids(), self.prev_standby),
-                                (cur.warmup_ids(), self.prev_warmup)):
-                for t in tasks:
-                    if t in self.valid:
-                        into.setdefault(t, []).append(m)
+            mine: list[TaskId] = []
+            for tasks, into in ((cur.active, self.prev_active), (cur.standby, self.prev_standby),
+                                (cur.warmup, self.prev_warmup)):
+                for sub, ps in tasks.items():
+                    for p in ps:
+                        t = (sub, p)
+                        if t in valid:
+                            holders = into.get(t)
+                            if holders is None:
+                                into[t] = [m]
+                            else:
+                                holders.append(m)
+                            if into is self.prev_active:
+                                mine.append(t)
+            mine.sort()
+            self.current_active[m] = mine
 
     # -- quotas and loads ----------------------------------------------------------------
     def active_quotas(self) -> dict[str, int]:
@@ -57,29 +71,31 @@ class Placement:
         if not members:
             return {}
         floor, extra = divmod(n, len(members))
-        kept = {m: sum(1 for t in self.spec.members[m].current.active_ids() if t in self.valid) for m in members}
+        kept = {m: len(self.current_active[m]) for m in members}
         by_keep = sorted(members, key=lambda m: (-kept[m], m))
         return {m: floor + (1 if i < extra else 0) for i, m in enumerate(by_keep)}
 
     def holds(self, process: str, task: TaskId) -> bool:
-        return task[0] in self.stateful and process in self.held.get(task, ())
-
-    def _hold(self, member: str, task: TaskId) -> None:
-        if task[0] in self.stateful:
-            self.held.setdefault(task, set()).add(self.process[member])
+        return (process, task) in self.held
 
     def give_active(self, member: str, task: TaskId) -> None:
         self.active[member].append(task)
         self.owner[task] = member
-        self._hold(member, task)
+        if task[0] in self.stateful:
+            self.held.add((self.process[member], task))
+
+    def take_active(self, member: str, task: TaskId) -> None:
+        self.active[member].remove(task)
+        del self.owner[task]
+        self.held.discard((self.process[member], task))
 
     def give_standby(self, member: str, task: TaskId) -> None:
         self.standby[member].append(task)
-        self._hold(member, task)
+        self.held.add((self.process[member], task))
 
     def give_warmup(self, member: str, task: TaskId) -> None:
         self.warmup[member].append(task)
-        self._hold(member, task)
+        self.held.add((self.process[member], task))
 
     # -- the phases every assignor shares -------------------------------------------------
     def keep_active(self, quotas: dict[str, int], keep: Iterable[TaskId] | None = None) -> None:
@@ -88,78 +104,131 @@ class Placement:
         allowed = None if keep is None else set(keep)
         for m in self.members:
             room = quotas.get(m, 0)
-            for t in sorted(self.spec.members[m].current.active_ids()):
+            for t in self.current_active[m]:
                 if room <= 0:
                     break
-                if t in self.valid and t not in self.owner and (allowed is None or t in allowed):
+                if t not in self.owner and (allowed is None or t in allowed):
                     self.give_active(m, t)
                     room -= 1
 
     def fill_active(self, tasks: Iterable[TaskId]) -> None:
-        """Each task to the least-loaded eligible member (a previous standby holder first);
-        with nobody eligible, back to a previous owner (stale members may keep tasks)."""
-        heap = [(len(self.active[m]), m) for m in self.eligible]
-        heapq.heapify(heap)
-        for t in tasks:
-            if t in self.owner:
-                continue
-            warm = [m for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, [])
-                    if m in self.active and self.spec.members[m].topology_epoch == self.spec.topology_epoch]
-            if warm:
-                best = min(warm, key=lambda m: (len(self.active[m]), m))
-                if heap and len(self.active[best]) <= heap[0][0]:
-                    self.give_active(best, t)
-                    continue
-            if heap:
-                load, m = heapq.heappop(heap)
-                while load != len(self.active[m]):          # stale entry: re-push with the real load
-                    heapq.heappush(heap, (len(self.active[m]), m))
-                    load, m = heapq.heappop(heap)
-                self.give_active(m, t)
-                heapq.heappush(heap, (load + 1, m))
-            else:
+        """The tasks nobody kept go to eligible members, evening out their loads: first to a
+        member that had the task as a standby or warm-up (its state is warm) while it is below
+        the balanced level, then by water-filling the least-loaded members. With nobody
+        eligible, a task goes back to a previous owner (stale members may keep tasks)."""
+        orphans = [t for t in tasks if t not in self.owner]
+        if not self.eligible:
+            for t in orphans:
                 prev = self.prev_active.get(t)
                 if prev:
                     self.give_active(prev[0], t)
+            return
+        quota = self._levels(len(orphans))
+        rest = []
+        eligible = set(self.eligible)
+        for t in orphans:
+            warm = self.prev_standby.get(t, []) + self.prev_warmup.get(t, []) if (
+                t in self.prev_standby or t in self.prev_warmup) else ()
+            best = None
+            for m in warm:
+                if m in eligible and quota[m] > 0 and (best is None or quota[m] > quota[best]):
+                    best = m
+            if best is not None:
+                quota[best] -= 1
+                self.give_active(best, t)
+            else:
+                rest.append(t)
+        slots = [m for m in self.eligible for _ in range(quota[m])]
+        active, owner, held, process, stateful = self.active, self.owner, self.held, self.process, self.stateful
+        for m, t in zip(slots, rest):       # give_active, inlined: the hot loop of a first assignment
+            active[m].append(t)
+            owner[t] = m
+            if t[0] in stateful:
+                held.add((process[m], t))
+
+    def _levels(self, n: int, loads_of: dict[str, list] | None = None) -> dict[str, int]:
+        """How many of `n` new tasks each eligible member takes so the loads (of `loads_of`,
+        active tasks by default) even out: water-filling, the least loaded first, the last
+        few one each in load then id order."""
+        loads_of = self.active if loads_of is None else loads_of
+        loads = sorted((len(loads_of[m]), m) for m in self.eligible)
+        level, remaining, width = loads[0][0], n, 0
+        while width < len(loads):
+            width += 1
+            next_level = loads[width][0] if width < len(loads) else None
+            if next_level is not None and (next_level - level) * width <= remaining:
+                remaining -= (next_level - level) * width
+                level = next_level
+                continue
+            level += remaining // width
+            remaining %= width
+            break
+        take = {}
+        for load, m in loads:
+            take[m] = max(0, level - load)
+        for load, m in loads[:width]:      # members at the level take the remainder, one each
+            if remaining <= 0:
+                break
+            take[m] += 1
+            remaining -= 1
+        return take
 
     def place_standbys(self, rank=None) -> None:
         """Up to `num_standby_replicas` standbys per stateful task on distinct processes
-        without the task; previous holders first (`rank` may order candidates further)."""
+        without the task: previous holders first (`rank` may order candidates further), then
+        members below their share of standbys in turn (a ring that skips members whose
+        process already holds the task), else any member whose process does not."""
         k = self.spec.num_standby_replicas
-        if k <= 0 or not self.stateful:
+        if k <= 0 or not self.stateful or not self.eligible:
             return
         eligible = set(self.eligible)
-        heap = [(0, m) for m in self.eligible]
-        heapq.heapify(heap)
+        process, held = self.process, self.held
+        pending: list[tuple[TaskId, int]] = []
         for t in self.tasks:
             if t[0] not in self.stateful or t not in self.owner:
                 continue
             need = k
-            for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, []):
-                if need and m in self.active and not self.holds(self.process[m], t):
-                    self.give_standby(m, t)   # keeping a standby is allowed for stale members too
-                    need -= 1
+            if t in self.prev_standby or t in self.prev_warmup:
+                for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, []):
+                    if need and m in self.active and (process[m], t) not in held:
+                        self.give_standby(m, t)   # keeping a standby is allowed for stale members too
+                        need -= 1
             if need and rank is not None:
                 for m in rank(t):
                     if not need:
                         break
-                    if m in eligible and not self.holds(self.process[m], t):
+                    if m in eligible and (process[m], t) not in held:
                         self.give_standby(m, t)
                         need -= 1
-            skipped = []
-            while need and heap:
-                load, m = heapq.heappop(heap)
-                if load != len(self.standby[m]):
-                    heapq.heappush(heap, (len(self.standby[m]), m))
+            if need:
+                pending.append((t, need))
+        quota = self._levels(sum(n for _, n in pending), self.standby)
+        ring = deque(m for m in self.eligible if quota[m] > 0)
+        standby = self.standby
+        for t, need in pending:
+            checked = 0
+            while need and ring and checked < len(ring):
+                m = ring[0]
+                if (process[m], t) in held:
+                    ring.rotate(-1)
+                    checked += 1
                     continue
-                if self.holds(self.process[m], t):
-                    skipped.append((load, m))
-                    continue
-                self.give_standby(m, t)
+                standby[m].append(t)          # give_standby, inlined
+                held.add((process[m], t))
                 need -= 1
-                heapq.heappush(heap, (load + 1, m))
-            for item in skipped:
-                heapq.heappush(heap, item)
+                checked = 0
+                quota[m] -= 1
+                if quota[m] == 0:
+                    ring.popleft()
+                else:
+                    ring.rotate(-1)
+            if need:                          # only members over their share are left for it
+                for m in sorted(self.eligible, key=lambda m: (len(standby[m]), m)):
+                    if not need:
+                        break
+                    if (process[m], t) not in held:
+                        self.give_standby(m, t)
+                        need -= 1
 
     def result(self) -> dict[str, TaskSets]:
         return {m: TaskSets.of(self.active[m], self.standby[m], self.warmup[m]) for m in self.members}
