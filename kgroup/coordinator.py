@@ -310,6 +310,11 @@ class Coordinator:
         return Result(records=records)
 
     # -- views --------------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        """Kafka's group coordinator metrics by MBean name (see `kgroup.metrics`)."""
+        from kgroup.metrics import group_metrics
+        return group_metrics(self)
+
     def offsets_table(self) -> list[dict]:
         """Every committed offset as rows (group, topic, partition, offset, ...)."""
         rows = []

@@ -84,6 +84,12 @@ class Simulation:
             self.add(consumer)
 
     def add(self, consumer: Any) -> Any:
+        threads = getattr(consumer, "threads", None)
+        if threads is not None and not hasattr(consumer, "tick"):
+            # A Kafka Streams instance (`StreamsApplication`): its stream threads are the members.
+            for thread in threads:
+                self.add(thread)
+            return consumer
         self.consumers.append(consumer)
         self._next_poll[consumer.name] = self.c.now()
         listeners = getattr(consumer, "heartbeat_listeners", None)
@@ -156,13 +162,15 @@ class Simulation:
         raise TimeoutError(f"the condition did not hold within {timeout_ms} ms")
 
     def run_until_stable(self, group_id: str, timeout_ms: int = 600_000) -> int:
-        """Run until the group is Stable and every running consumer owns its assignment; returns ms taken."""
+        """Run until the group is Stable and every running consumer owns its assignment; returns ms taken.
+        (A Streams thread that is `unsettled`, e.g. told the group is not ready, is not done yet.)"""
         t0 = self.c.now()
         while self.c.now() - t0 < timeout_ms:
             self._step()
             g = self.c.groups.get(group_id)
             if (g is not None and g.state == "Stable"
-                    and all(not k.rejoin_needed and str(k.state) == "stable" for k in self.consumers if k.running)):
+                    and all(not k.rejoin_needed and str(k.state) == "stable" and not getattr(k, "unsettled", False)
+                            for k in self.consumers if k.running)):
                 return self.c.now() - t0
         raise TimeoutError(f"group {group_id} did not stabilise within {timeout_ms} ms")
 
@@ -216,8 +224,11 @@ class Simulation:
 
     # -- measurements ---------------------------------------------------------------------------
     def partitions(self) -> list[TP]:
-        topics = sorted({t for k in self.consumers for t in topics_of(k)})
-        return [(t, p) for t in topics if t in self.c.cluster for p in range(self.c.cluster.partitions(t))]
+        """What must be owned: subscribed partitions, and for Streams threads (`all_units()`) tasks."""
+        topics = sorted({t for k in self.consumers if not hasattr(k, "all_units") for t in topics_of(k)})
+        units = {u for k in self.consumers if hasattr(k, "all_units") for u in k.all_units()}
+        tps = [(t, p) for t in topics if t in self.c.cluster for p in range(self.c.cluster.partitions(t))]
+        return sorted(set(tps) | units) if units else tps
 
     def unowned_series(self) -> list[tuple[int, int]]:
         """(elapsed ms, partitions no running consumer owned) at every sampled tick."""

@@ -431,3 +431,23 @@ def test_every_record_round_trips_and_reload_equals_live(profile):
     for entry in c.log:
         assert decode_record(*entry.record.encode()) == entry.record
     assert_reload_equal(c)
+
+
+def test_group_metrics_by_protocol_state_and_rebalances():
+    from kgroup.metrics import PREFIX
+    c = coord(orders=3)
+    shb(c, "A", 0)
+    shb(c, "A", 0, group="broken", topology=Topology(0, (Subtopology("0", ("nope",)),)))
+    c.handle(request("ConsumerGroupHeartbeat", 1, group_id="cg", member_id="x", member_epoch=0,
+                     rebalance_timeout=1000, subscribed_topic_names=["orders"], topic_partitions=[]))
+    m = c.metrics()
+    assert m[f"{PREFIX},name=group-count,protocol=streams"] == 2
+    assert m[f"{PREFIX},name=group-count,protocol=consumer"] == 1
+    assert m[f"{PREFIX},name=streams-group-count,state=stable"] == 1
+    assert m[f"{PREFIX},name=streams-group-count,state=not_ready"] == 1
+    shb(c, "B", 0)                                       # app: epoch 1 -> 2
+    m = c.metrics()
+    assert m[f"{PREFIX},name=streams-group-rebalance-count"] == 3
+    assert m[f"{PREFIX},name=streams-group-rebalance-rate"] == 3 / 30
+    c.advance(31_000)
+    assert c.metrics()[f"{PREFIX},name=streams-group-rebalance-rate"] == 0

@@ -183,6 +183,8 @@ class Placement:
             return
         eligible = set(self.eligible)
         process, held = self.process, self.held
+        wanted = sum(1 for t in self.tasks if t[0] in self.stateful and t in self.owner) * k
+        share = -(-wanted // len(self.eligible))     # a previous holder keeps standbys up to this
         pending: list[tuple[TaskId, int]] = []
         for t in self.tasks:
             if t[0] not in self.stateful or t not in self.owner:
@@ -190,7 +192,7 @@ class Placement:
             need = k
             if t in self.prev_standby or t in self.prev_warmup:
                 for m in self.prev_standby.get(t, []) + self.prev_warmup.get(t, []):
-                    if need and m in self.active and (process[m], t) not in held:
+                    if need and m in self.active and (process[m], t) not in held and len(self.standby[m]) < share:
                         self.give_standby(m, t)   # keeping a standby is allowed for stale members too
                         need -= 1
             if need and rank is not None:

@@ -189,8 +189,8 @@ class StreamsGroup(ModernGroup):
             return StreamsGroupState.DEAD
         if not self.members:
             return StreamsGroupState.EMPTY
-        configured = self.configured_topology()
-        if configured is None or not configured.ready:
+        # Ready as of the last heartbeat that configured the topology (Kafka refreshes it there too).
+        if self.topology is None or self.validated_topology_epoch != self.topology.epoch:
             return StreamsGroupState.NOT_READY
         if self.group_epoch > self.assignment_epoch:
             return StreamsGroupState.ASSIGNING

@@ -348,7 +348,9 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         new_hash = group.metadata_hash
     else:
         new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else 0
-    validated = topology.epoch if configured is not None and configured.ready else group.validated_topology_epoch
+    # ValidatedTopologyEpoch: the topology epoch the group was last found ready at (-1: not ready);
+    # the group state reads it, so a group is NOT_READY until a heartbeat saw its topics right.
+    validated = topology.epoch if configured is not None and configured.ready else -1
     group_epoch = group.group_epoch
     if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
             or validated != group.validated_topology_epoch:
@@ -372,7 +374,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         target_epoch = group_epoch
     else:
         target_all = group.target_assignment
-        target_epoch = group.assignment_epoch
+        # While the initial delay runs the members still get epoch 1 (Kafka: max(1, assignment epoch)).
+        target_epoch = max(1, group.assignment_epoch) if delayed else group.assignment_epoch
     target = target_all.get(member_id, EMPTY_TASKS)
 
     reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
@@ -451,11 +454,13 @@ def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int,
 
 def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
     group = c.groups.get(group_id)
-    if not isinstance(group, StreamsGroup) or group.group_epoch <= group.assignment_epoch:
+    if not isinstance(group, StreamsGroup) or not group.members or group.group_epoch <= group.assignment_epoch:
         return None
-    records: list = []
-    compute_target_assignment(c, group, group.members, group.topology, group.configured_topology(),
-                              group.group_epoch, records)
+    # Members already sit at epoch 1 while the delay ran: a new group epoch moves them to the tasks.
+    epoch = group.group_epoch + 1
+    records: list = [G.group_epoch_record(group_id, epoch, group.metadata_hash, group.validated_topology_epoch,
+                                          group.assignment_configs)]
+    compute_target_assignment(c, group, group.members, group.topology, group.configured_topology(), epoch, records)
     return Result(records=records)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
 from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH
+from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
 
 from .group import (EMPTY_TASKS, StreamsGroup, StreamsGroupMember, assignment_from_value, member_from_value,
@@ -58,6 +59,7 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
         return
     if value.epoch > group.group_epoch:
         group.rebalances += 1
+        record_streams_rebalance(c, entry.timestamp if entry.timestamp is not None else c.now())
     group.group_epoch = value.epoch
     group.metadata_hash = value.metadata_hash
     group.validated_topology_epoch = value.validated_topology_epoch
