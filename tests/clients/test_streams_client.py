@@ -345,8 +345,6 @@ def test_a_thread_fenced_for_revoking_too_slowly_loses_its_tasks_and_rejoins_wit
     assert_every_task_active_once(sim)
 
 
-@pytest.mark.xfail(strict=True, reason="coordinator: a static member rejoining with a new member id is added as a "
-                   "new member instead of replacing the one that left with -2 (kip-vs-kafka.md, PR #22245)")
 def test_static_threads_leave_with_minus_two_and_a_restart_keeps_the_tasks():
     c = coordinator()
     sim = Simulation(c)

@@ -160,11 +160,62 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
     raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
 
 
-def throw_if_full(c: "Coordinator", group: StreamsGroup, member_id: str) -> None:
+def throw_if_full(c: "Coordinator", group: StreamsGroup, member_id: str, instance_id: str | None) -> None:
+    """GROUP_MAX_SIZE_REACHED for a new member; a known member id or a static member's
+    replacement (a known instance id) is not a new member (PR #22245 review)."""
     limit = c.config["group.streams.max.size"]
-    if len(group.members) >= limit and member_id not in group.members:
+    if len(group.members) >= limit and member_id not in group.members \
+            and group.static_member(instance_id) is None:
         raise KafkaError(ErrorCode.group_max_size_reached,
                          f"The streams group has reached its maximum capacity of {limit} members.")
+
+
+def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
+                  joining: bool) -> tuple[StreamsGroupMember | None, StreamsGroupMember | None]:
+    """The member the heartbeat is about (None: a new one), and the static member it replaces
+    (PR #22245: a static member rejoining with a new member id takes over the old identity)."""
+    member = group.members.get(member_id)
+    if instance_id is None:
+        if member is not None and member.instance_id is not None:
+            raise _invalid(f"Member {member_id} is a static member with instance id {member.instance_id}; "
+                           "its heartbeats must carry that instance id.")
+        if member is None and not joining:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
+                             f"{group.group_id}.")
+        return member, None
+    if member is not None and member.instance_id != instance_id:
+        raise _invalid(f"Member {member_id} cannot change its instance id from {member.instance_id} to "
+                       f"{instance_id}; a dynamic member cannot turn static.")
+    existing = group.static_member(instance_id)
+    if not joining:
+        if existing is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
+        if existing.member_id != member_id:
+            raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
+                             f"{instance_id} was fenced by member {existing.member_id}.")
+        return existing, None
+    if existing is None:
+        return member, None
+    if existing.member_id == member_id:
+        if existing.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            return existing.replace(member_epoch=0, previous_member_epoch=0), None  # back, tasks kept
+        return member, None
+    if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise KafkaError(ErrorCode.unreleased_instance_id,
+                         f"Static member {member_id} with instance id {instance_id} cannot join the group "
+                         f"because the instance id is owned by {existing.member_id} member.")
+    # The new member id inherits the old member's tasks; it rejoins at epoch 0.
+    return existing.replace(member_id=member_id, member_epoch=0, previous_member_epoch=0), existing
+
+
+def replace_member(records: list, group: StreamsGroup, old: StreamsGroupMember, new: StreamsGroupMember) -> None:
+    """Tombstones for the old member id, records for the new one with its predecessor's target."""
+    gid = group.group_id
+    records += [G.current_assignment_tombstone(gid, old.member_id), G.target_member_tombstone(gid, old.member_id),
+                G.member_tombstone(gid, old.member_id),
+                G.member_record(gid, new),
+                G.target_member_record(gid, new.member_id, group.target_assignment.get(old.member_id, EMPTY_TASKS)),
+                G.current_assignment_record(gid, new)]
 
 
 def _is_subset(owned: TaskSets | None, assigned: TaskSets) -> bool:
@@ -292,14 +343,11 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     group = get_or_create_group(c, group_id, joining, records)
     member_id = req.member_id or client_member_id(c)
     owned = _owned(req)
-    member = group.members.get(member_id)
+    member, replaced = lookup_member(group, member_id, req.instance_id, joining)
     if joining:
-        throw_if_full(c, group, member_id)
+        throw_if_full(c, group, member_id, req.instance_id)
         topology_epoch, new_topology = _join_topology(c, group, req)
     else:
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id,
-                             f"Member {member_id} is not a member of group {group_id}.")
         check_member_epoch(member, epoch, owned)
         topology_epoch, new_topology = member.topology_epoch, None
     topology = new_topology or group.topology
@@ -334,7 +382,10 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
 
     if new_topology is not None:
         records.append(new_topology.to_record(group_id))
-    if new_member or updated.metadata() != member.metadata():
+    if replaced is not None:
+        # PR #22245: the new member id takes the old one's place (its records are deleted).
+        replace_member(records, group, replaced, updated)
+    elif new_member or updated.metadata() != member.metadata():
         records.append(G.member_record(group_id, updated))
     # KIP-1071 "The group epoch is bumped" list.
     bump = (group.group_epoch == 0 or new_member or new_topology is not None
@@ -367,6 +418,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
             follow_ups.append(follow_up)
 
     members = dict(group.members)
+    if replaced is not None:
+        members.pop(replaced.member_id, None)
     members[member_id] = updated
     delayed = _assignment_delayed(c, group, group_epoch, records)
     if group_epoch > group.assignment_epoch and not delayed:
@@ -376,7 +429,12 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         target_all = group.target_assignment
         # While the initial delay runs the members still get epoch 1 (Kafka: max(1, assignment epoch)).
         target_epoch = max(1, group.assignment_epoch) if delayed else group.assignment_epoch
-    target = target_all.get(member_id, EMPTY_TASKS)
+    target = target_all.get(member_id)
+    if target is None and replaced is not None:
+        # The replacement's records are not replayed yet: its target is still under the old member
+        # id (the review's `fromLastTargetAssignment` point).
+        target = target_all.get(replaced.member_id)
+    target = target if target is not None else EMPTY_TASKS
 
     reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
                            held_in_process=group.held_in_process, owned=owned)
@@ -581,7 +639,12 @@ def leave(c: "Coordinator", req: Any) -> Result:
         raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
                          f"{req.instance_id} was fenced by member {member.member_id}.")
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if member.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+            return Result(response)  # it already left for a moment: nothing changes
         # A static member leaving for a moment keeps its identity and tasks until its session ends.
+        # Tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE), so the member waiting
+        # for them gets them now instead of after the session timeout. The reviewers of PR #22245
+        # agreed this is right (the merged PR left it to KAFKA-20680 so consumer groups change too).
         leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS,
                                  state=MemberState.STABLE)
         return Result(response, [G.current_assignment_record(group.group_id, leaving)])

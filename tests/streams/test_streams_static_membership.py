@@ -1,0 +1,193 @@
+"""Static membership for Streams groups, as merged in Kafka PR #22245 (KAFKA-20169) and its
+review: validation, replacement of a static member by a new member id, the -2 and -1 leaves,
+the group-epoch rule aligned with KIP-1071, group.streams.max.size, endpoint information.
+Both profiles agree here (kip-vs-kafka.md); tests run under the default `kip`."""
+from __future__ import annotations
+
+from kgroup import Cluster, Coordinator, ErrorCode
+from kgroup.groups.modern import MemberState
+from kgroup.protocol import to_data
+from tests.streams_testing import describe, sgroup, shb, tasks_of, written
+
+E = ErrorCode
+
+
+def coord(**config) -> Coordinator:
+    return Coordinator(cluster=Cluster({"orders": 4}, seed=1), config=config or None)
+
+
+def epoch_of(c, m):
+    return sgroup(c).members[m].member_epoch
+
+
+def settle(c, *names):
+    """Each member heartbeats reporting what it was given until nothing changes."""
+    owned = {n: {} for n in names}
+    for _ in range(10):
+        before = c.position
+        for n in names:
+            g = sgroup(c)
+            mid = next(m.member_id for m in g.members.values() if m.member_id == n or m.instance_id == n)
+            r = shb(c, mid, epoch_of(c, mid), active=owned[n], standby={}, warmup={},
+                    instance=g.members[mid].instance_id)
+            if r.active_tasks is not None:
+                owned[n] = tasks_of(r.active_tasks)
+        if c.position == before:
+            return owned
+    raise AssertionError("did not settle")
+
+
+def static_pair(c):
+    shb(c, "a1", 0, instance="a", process="pa")
+    shb(c, "b1", 0, instance="b", process="pb")
+    return settle(c, "a1", "b1")
+
+
+def test_static_member_joins():
+    c = coord()
+    r = shb(c, "a1", 0, instance="a")
+    assert r.error_code == E.none and sgroup(c).static_member("a").member_id == "a1"
+
+
+def test_leave_minus_two_then_rejoin_with_a_new_member_id_keeps_tasks_without_a_bump():
+    c = coord()
+    owned = static_pair(c)
+    epoch = sgroup(c).group_epoch
+    assert shb(c, "a1", -2, instance="a").member_epoch == -2
+    assert epoch_of(c, "a1") == -2 and sgroup(c).group_epoch == epoch     # identity kept, no bump
+    before = c.position
+    r = shb(c, "a2", 0, instance="a", process="pa")                       # a new process of the same instance
+    assert r.error_code == E.none and tasks_of(r.active_tasks) == owned["a1"]   # tasks back at once
+    assert sgroup(c).group_epoch == epoch and "a1" not in sgroup(c).members
+    assert written(c, before)[:6] == [
+        "StreamsGroupCurrentMemberAssignment-", "StreamsGroupTargetAssignmentMember-", "StreamsGroupMemberMetadata-",
+        "StreamsGroupMemberMetadata", "StreamsGroupTargetAssignmentMember", "StreamsGroupCurrentMemberAssignment"]
+    assert to_data(describe(Coordinator.load(c.log, cluster=c.cluster))) == to_data(describe(c))
+
+
+def test_rejoin_with_a_changed_process_id_bumps_the_group_epoch():
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    shb(c, "a2", 0, instance="a", process="pa-new")
+    assert sgroup(c).group_epoch == epoch + 1
+
+
+def test_rejoin_with_a_changed_rack_bumps_the_group_epoch():
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    shb(c, "a2", 0, instance="a", process="pa", rack="r2")
+    assert sgroup(c).group_epoch == epoch + 1
+
+
+def test_rejoin_with_only_a_new_client_id_writes_the_member_but_does_not_bump():
+    # The review's renamed test: testStaticMemberRejoinWithSameProcessIdDoesNotBumpStreamsGroupEpoch.
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    before = c.position
+    shb(c, "a2", 0, instance="a", process="pa", client_id="new-client")
+    assert sgroup(c).group_epoch == epoch and sgroup(c).members["a2"].client_id == "new-client"
+    assert "StreamsGroupMemberMetadata" in written(c, before)
+
+
+def test_unreleased_instance_id_while_the_old_member_is_active():
+    c = coord()
+    static_pair(c)
+    before = c.position
+    r = shb(c, "a2", 0, instance="a", process="pa")
+    assert r.error_code == E.unreleased_instance_id and c.position == before
+    assert r.error_message == ("Static member a2 with instance id a cannot join the group because the instance id "
+                               "is owned by a1 member.")
+
+
+def test_fenced_instance_id_for_the_old_member_id_after_replacement():
+    c = coord()
+    static_pair(c)
+    shb(c, "a1", -2, instance="a")
+    shb(c, "a2", 0, instance="a", process="pa")
+    r = shb(c, "a1", 3, instance="a")
+    assert r.error_code == E.fenced_instance_id
+
+
+def test_unknown_static_member_leaving():
+    c = coord()
+    shb(c, "a1", 0, instance="a")
+    r = shb(c, "x", -2, instance="nobody")
+    assert (r.error_code, r.error_message) == (E.unknown_member_id, "Instance id nobody is unknown.")
+
+
+def test_a_member_cannot_change_its_instance_id_nor_turn_static():
+    c = coord()
+    shb(c, "d1", 0)
+    assert shb(c, "d1", 0, instance="x").error_code == E.invalid_request       # dynamic -> static
+    shb(c, "s1", 0, instance="s")
+    assert shb(c, "s1", 0, instance="t").error_code == E.invalid_request       # another instance id
+
+
+def test_replacement_is_not_rejected_at_max_size():
+    c = coord(**{"group.streams.max.size": 2})
+    static_pair(c)
+    assert shb(c, "c1", 0, process="pc").error_code == E.group_max_size_reached
+    shb(c, "a1", -2, instance="a")
+    assert shb(c, "a2", 0, instance="a", process="pa").error_code == E.none   # replaces, does not add
+
+
+def test_leave_minus_two_is_idempotent():
+    c = coord()
+    static_pair(c)
+    shb(c, "a1", -2, instance="a")
+    before = c.position
+    assert shb(c, "a1", -2, instance="a").error_code == E.none and c.position == before
+
+
+def test_leave_minus_one_removes_the_static_member_and_bumps():
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -1, instance="a")
+    assert "a1" not in sgroup(c).members and sgroup(c).static_member("a") is None
+    assert sgroup(c).group_epoch == epoch + 1
+
+
+def test_a_minus_two_member_whose_session_expires_is_removed():
+    c = coord()
+    static_pair(c)
+    shb(c, "a1", -2, instance="a")
+    for _ in range(10):
+        c.advance(5_000)
+        shb(c, "b1", epoch_of(c, "b1"), instance="b")
+    assert "a1" not in sgroup(c).members and sgroup(c).static_member("a") is None
+
+
+def test_leave_minus_two_while_revoking_frees_the_pending_tasks():
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa")
+    settle(c, "a1")
+    shb(c, "b1", 0, instance="b", process="pb")                # a1 must give b1 half of its tasks
+    r = shb(c, "a1", epoch_of(c, "a1"), active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
+    assert sgroup(c).members["a1"].state == MemberState.UNREVOKED_PARTITIONS
+    pending = sgroup(c).members["a1"].pending_revocation.active_ids()
+    shb(c, "b1", epoch_of(c, "b1"), active={}, standby={}, warmup={}, instance="b")
+    assert not sgroup(c).members["b1"].assigned.active            # still held by a1
+    shb(c, "a1", -2, instance="a")
+    assert sgroup(c).members["a1"].state == MemberState.STABLE      # UNREVOKED -> STABLE (see protocol.leave)
+    r = shb(c, "b1", epoch_of(c, "b1"), active={}, standby={}, warmup={}, instance="b")
+    assert {("0", p) for p in tasks_of(r.active_tasks)["0"]} == pending
+
+
+def test_endpoint_information_epoch_moves_on_replacement():
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa", endpoint=("host-a", 1))
+    settle(c, "a1")
+    before = sgroup(c).endpoint_information_epoch
+    shb(c, "a1", -2, instance="a")
+    r = shb(c, "a2", 0, instance="a", process="pa", endpoint=("host-a", 1))
+    assert r.endpoint_information_epoch > before
+    info = {e.user_endpoint.host: [(p.topic, list(p.partitions)) for p in e.active_partitions]
+            for e in r.partitions_by_user_endpoint}
+    assert info == {"host-a": [("orders", [0, 1, 2, 3])]}
