@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout without install
 
 from kgroup import Cluster, Coordinator, ManualClock  # noqa: E402
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, Simulation,  # noqa: E402
-                            rolling_restart)
+                            StreamsApplication, StreamsConfig, TopologyBuilder, rolling_restart)
 from kgroup.dumps import read_dump, render_dump_log, render_jsonl  # noqa: E402
 from kgroup.protocol import request  # noqa: E402
 
@@ -221,6 +221,27 @@ def kip848_upgrade() -> Coordinator:
     sim.run(30_000)
     regex.close()
     sim.run(20_000)
+    return c
+
+
+@scenario("streams-app", "a KIP-1071 Streams group: two instances of a stateful application (a "
+                         "repartition step, a store, one standby) form the group, the coordinator creates the internal "
+                         "topics, then a rolling bounce to topology epoch 1")
+def streams_app() -> Coordinator:
+    c = coordinator(**{"group.streams.num.standby.replicas": 1, "group.streams.initial.rebalance.delay.ms": 0})
+    c.cluster.create_topic("clicks", 4)
+    b = TopologyBuilder("clickstream")
+    b.subtopology(sources=["clicks"], repartition_to=["by-user"])
+    b.subtopology(repartition_from=["by-user"], stores=["visits"])
+    sim = Simulation(c, processing_ms=500, tick_ms=500)
+    apps = [sim.add(StreamsApplication(c, StreamsConfig("clickstream", b.build(epoch=0)), name=n, seed=i))
+            for i, n in enumerate(("A", "B"))]
+    sim.run_until_stable("clickstream")
+    sim.run(10_000)
+    for app in apps:                       # a rolling bounce: each instance comes back at topology epoch 1
+        app.restart(b.build(epoch=1))
+        sim.run_until_stable("clickstream")
+    sim.run(10_000)
     return c
 
 

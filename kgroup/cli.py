@@ -322,7 +322,13 @@ def _offset_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _describe_text(d: dict[str, Any]) -> list[str]:
     head = (f"{d['group_id']}  {d['type']}  state {d['state']}  protocol type {d['protocol_type'] or '-'}  "
             f"epoch {d['epoch']}  on __consumer_offsets-{d['partition']}")
+    extra = [f"{label} {d[key]}" for key, label in (("assignment_epoch", "assignment epoch"),
+                                                    ("topology_epoch", "topology epoch")) if d.get(key) is not None]
+    if extra:
+        head += "  " + "  ".join(extra)
     lines = [head]
+    if d.get("status"):
+        lines.append(f"  not ready: {d['status']}")
     members = d.get("members") or []
     if members:
         keys: list[str] = []

@@ -337,8 +337,11 @@ class StreamsGroup(ModernGroup):
 
     # -- display --------------------------------------------------------------------------
     def describe_members(self) -> list[dict]:
-        def tasks(ts: TaskSets) -> dict:
-            return {r: [task_label(t) for t in task_ids(getattr(ts, r))] for r in ROLES}
+        def tasks(ts: TaskSets) -> str:
+            """KIP-1071's notation: `active=[0_0, 0_2] standby=[0_1]` (empty roles left out)."""
+            parts = [f"{'warm-up' if r == 'warmup' else r}=[{', '.join(task_label(t) for t in task_ids(getattr(ts, r)))}]"
+                     for r in ROLES if getattr(ts, r)]
+            return " ".join(parts)
 
         return [{"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
                  "process_id": m.process_id, "member_epoch": m.member_epoch, "topology_epoch": m.topology_epoch,
@@ -350,8 +353,11 @@ class StreamsGroup(ModernGroup):
     def describe(self) -> dict:
         out = super().describe()
         configured = self.configured_topology()
+        # The status comes from the cluster now; it explains a NOT_READY group (a replayed dump's
+        # cluster may know no topics at all, so it says nothing about a group that was ready).
+        not_ready = self.state == StreamsGroupState.NOT_READY and configured is not None and configured.status
         out.update(assignment_epoch=self.assignment_epoch, topology_epoch=self.topology_epoch,
-                   status=None if configured is None or configured.status is None else configured.status.detail)
+                   status=f"{configured.status.code.name}: {configured.status.detail}" if not_ready else None)
         return out
 
     def __repr__(self) -> str:
