@@ -101,7 +101,7 @@ _PARQUET_EPILOG = """\
 Runs kgroup.dumps.spark.write_parquet with a local Spark (or --master), so it needs the
 `spark` extra (PySpark, pyarrow, Java 17). Views: records (one row per record, problems
 included), compacted, offset_history, commit_rate, membership_timeline, rebalances,
-share_state, and lag (with --end-offsets); each is written to DIR/<view>.
+streams_tasks, share_state, and lag (with --end-offsets); each is written to DIR/<view>.
 
 examples:
   kgroup dump to-parquet data/samples/offsets --out /tmp/offsets-parquet

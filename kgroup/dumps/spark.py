@@ -21,7 +21,7 @@ byte span or an unreadable text line a row with `problem` set (plus `error`, fil
 or line), so counts reconcile with `DumpReport` (see `report_counts`).
 
 Views (each `f(df, ...) -> DataFrame`): `compacted`, `offset_history`, `commit_rate`, `lag`,
-`membership_timeline`, `rebalances`, `share_state`; `write_parquet` writes them all.
+`membership_timeline`, `rebalances`, `streams_tasks`, `share_state`; `write_parquet` writes them all.
 """
 from __future__ import annotations
 
@@ -40,11 +40,12 @@ from pyspark.sql import types as T
 from .ranges import COLUMNS, DEFAULT_CHUNK_ROWS, DEFAULT_SPLIT_BYTES, ScanPlan, plan_scan, run_task
 
 __all__ = ["session", "load", "schema", "compacted", "offset_history", "commit_rate", "lag",
-           "membership_timeline", "rebalances", "share_state", "report_counts", "write_parquet", "VIEWS"]
+           "membership_timeline", "rebalances", "streams_tasks", "share_state", "report_counts", "write_parquet",
+           "VIEWS"]
 
 #: The views `write_parquet` can write, in the order it writes them.
 VIEWS = ("records", "compacted", "offset_history", "commit_rate", "membership_timeline", "rebalances",
-         "share_state", "lag")
+         "streams_tasks", "share_state", "lag")
 
 _TYPES = {"string": T.StringType(), "short": T.ShortType(), "int": T.IntegerType(), "long": T.LongType(),
           "boolean": T.BooleanType()}
@@ -413,6 +414,43 @@ def _rebalances_of(t: DataFrame, window: str) -> DataFrame:
                       "joined", "left")
 
 
+_TASK_IDS = "array<struct<subtopologyId:string,partitions:array<int>>>"
+
+
+def _task_labels(path: str) -> Column:
+    """A `TaskIds` array of the record's JSON as KIP-1071 task labels ("<subtopology>_<partition>")."""
+    tasks = F.from_json(F.get_json_object("json", path), _TASK_IDS)
+    return F.coalesce(F.flatten(F.transform(tasks, lambda t: F.transform(
+        t["partitions"], lambda p: F.concat(t["subtopologyId"], F.lit("_"), p.cast("string"))))),
+        F.array().cast("array<string>"))
+
+
+def streams_tasks(df: DataFrame) -> DataFrame:
+    """Streams members' tasks over time (KIP-1071): one row per StreamsGroupCurrentMemberAssignment
+    record, with the member's topology epoch from its latest StreamsGroupMemberMetadata record
+    before it. A tombstone (the member left) has empty task lists and member_epoch null.
+
+    Columns: group_id, member_id, partition, offset, timestamp, time, member_epoch, state,
+    topology_epoch, active, standby, warmup, active_pending_revocation (tasks as "0_1" labels).
+    """
+    name = F.col("record_type")
+    rows = _live(df).where(name.isin("StreamsGroupCurrentMemberAssignment", "StreamsGroupMemberMetadata"))
+    rows = rows.withColumn("_te", F.when(name == "StreamsGroupMemberMetadata",
+                                         F.get_json_object("json", "$.value.data.topologyEpoch").cast("int")))
+    w = (Window.partitionBy("group_id", "member_id").orderBy("partition", "offset", "line")
+         .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    rows = rows.withColumn("topology_epoch", F.last("_te", ignorenulls=True).over(w))
+    out = rows.where(name == "StreamsGroupCurrentMemberAssignment")
+    return out.select(
+        "group_id", "member_id", "partition", "offset", "timestamp", _ms("timestamp").alias("time"),
+        F.when(~F.col("tombstone"), F.col("member_epoch")).alias("member_epoch"),
+        F.get_json_object("json", "$.value.data.state").cast("int").alias("state"), "topology_epoch",
+        _task_labels("$.value.data.activeTasks").alias("active"),
+        _task_labels("$.value.data.standbyTasks").alias("standby"),
+        _task_labels("$.value.data.warmupTasks").alias("warmup"),
+        _task_labels("$.value.data.activeTasksPendingRevocation").alias("active_pending_revocation"))
+
+
 _SHARE_VALUE = ("struct<snapshotEpoch:int,stateEpoch:int,leaderEpoch:int,startOffset:long,"
                 "deliveryCompleteCount:int,createTimestamp:long,writeTimestamp:long,"
                 "stateBatches:array<struct<firstOffset:long,lastOffset:long,deliveryState:int,deliveryCount:int>>>")
@@ -499,6 +537,7 @@ def write_parquet(spark: SparkSession, paths: str | os.PathLike[str] | Iterable[
         "membership_timeline": lambda: membership_timeline(base),
         "rebalances": lambda: _rebalances_of(written_or("membership_timeline", lambda: membership_timeline(base)),
                                              window),
+        "streams_tasks": lambda: streams_tasks(base),
         "share_state": lambda: share_state(base),
         "lag": lambda: _lag_of(written_or("compacted", lambda: compacted(base)), ends),
     }

@@ -373,7 +373,8 @@ def test_write_parquet_writes_each_view(spark, log_dir, log_df, tmp_path):
     assert list(written) == list(kds.VIEWS)
     views = {"records": log_df, "compacted": kds.compacted(log_df), "offset_history": kds.offset_history(log_df),
              "commit_rate": kds.commit_rate(log_df), "membership_timeline": kds.membership_timeline(log_df),
-             "rebalances": kds.rebalances(log_df), "share_state": kds.share_state(log_df),
+             "rebalances": kds.rebalances(log_df), "streams_tasks": kds.streams_tasks(log_df),
+             "share_state": kds.share_state(log_df),
              "lag": kds.lag(log_df, ends)}
     for name, path in written.items():
         assert spark.read.parquet(path).columns == views[name].columns, name
@@ -461,3 +462,25 @@ def test_batch_cuts_stop_at_corruption_and_keep_the_rest_in_one_range(tmp_path):
             for r in zip(*chunk.columns().values())]
     assert len([r for r in rows if r[NAMES.index("problem")] is None]) == report.entries
     assert [r[NAMES.index("corrupt_bytes")] for r in rows if r[NAMES.index("problem")]] == [report.corrupt_bytes]
+
+
+def test_streams_tasks_view_matches_the_replayed_group(spark):
+    """KIP-1071: each Streams member's last current assignment and topology epoch, from Spark,
+    equal what the coordinator replaying the same sample dump holds."""
+    from pathlib import Path
+
+    from kgroup.dumps import replay
+    sample = Path(__file__).resolve().parents[2] / "data" / "samples" / "streams-app"
+    rows = collect(kds.streams_tasks(kds.load(spark, sample)))
+    last = {}
+    for r in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
+        last[r["member_id"]] = r
+    group = replay(sample).groups["clickstream"]
+    live = {mid: r for mid, r in last.items() if r["member_epoch"] is not None}
+    assert set(live) == set(group.members)
+    for mid, m in group.members.items():
+        r = live[mid]
+        assert r["member_epoch"] == m.member_epoch and r["topology_epoch"] == m.topology_epoch
+        assert sorted(r["active"]) == sorted(f"{s}_{p}" for s, p in m.assigned.active_ids())
+        assert sorted(r["standby"]) == sorted(f"{s}_{p}" for s, p in m.assigned.standby_ids())
+    assert {r["topology_epoch"] for r in rows} == {0, 1}          # the rolling bounce is visible
