@@ -114,8 +114,9 @@ class ScriptedStreamsMember:
         #: the error that stopped this member (a Streams client gives up on these), or None
         self.failed: str | None = None
 
-    def heartbeat(self, *, leave: bool = False) -> Any:
-        """The next StreamsGroupHeartbeat request (a leave with epoch -1 when `leave`)."""
+    def heartbeat(self, *, leave: bool = False, temporary: bool = False) -> Any:
+        """The next StreamsGroupHeartbeat request: a leave with epoch -1 when `leave`, or -2 (a
+        static member leaving for a moment, keeping its identity) when `temporary`."""
         from kgroup.protocol import request
 
         def ids(role: str) -> list[dict] | None:
@@ -124,9 +125,9 @@ class ScriptedStreamsMember:
             return [{"subtopology_id": s, "partitions": ps} for s, ps in sorted(self.tasks[role].items())]
         joining = self.epoch == 0
         data = dict(group_id=self.group_id, member_id=self.member_id,
-                    member_epoch=-1 if leave else self.epoch, endpoint_information_epoch=0,
+                    member_epoch=-2 if temporary else -1 if leave else self.epoch, endpoint_information_epoch=0,
                     instance_id=self.instance_id, rebalance_timeout=self.rebalance_timeout_ms if joining else -1,
-                    topology=self.topology.to_request_data() if joining and not leave else None,
+                    topology=self.topology.to_request_data() if joining and not (leave or temporary) else None,
                     active_tasks=ids("active"), standby_tasks=ids("standby"), warmup_tasks=ids("warmup"),
                     process_id=self.process_id if joining else None,
                     user_endpoint=({"host": self.endpoint[0], "port": self.endpoint[1]}

@@ -122,3 +122,22 @@ def test_notebook_09_reads_another_dump_and_sees_a_group_expire(tmp_path):
     assert m.groups()[:4] == ("nightly-batch", "Empty", "2", "0") and m.group(5).startswith("not there")
     assert re.search(r"audit\s+0\s+130\s+—\s+—", text), "nightly-batch's offset: 130 at the cut, expired at the end"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["commit_rate.svg", "lag.svg", "rebalance_timeline.svg"]
+
+
+@pytest.mark.notebook
+def test_notebook_07_static_streams_members_do_not_bump_the_group_epoch(tmp_path):
+    """The claim comes from the simulation the notebook runs (PR #22245), read from its output."""
+    import re
+
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "07_streams_static_membership.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out"), "instances": 4})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    m = re.search(r"static members (\d+), dynamic members (\d+)", text)
+    assert m, text[-2000:]
+    static, dynamic = map(int, m.groups())
+    assert static == 0 and dynamic == 2 * 4
+    assert "unreleased_instance_id" in text
