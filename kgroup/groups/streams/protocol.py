@@ -423,7 +423,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     members[member_id] = updated
     delayed = _assignment_delayed(c, group, group_epoch, records)
     if group_epoch > group.assignment_epoch and not delayed:
-        target_all = compute_target_assignment(c, group, members, topology, configured, group_epoch, records)
+        target_all = compute_target_assignment(c, group, members, topology, configured, group_epoch, records,
+                                               {member_id: replaced.member_id} if replaced is not None else None)
         target_epoch = group_epoch
     else:
         target_all = group.target_assignment
@@ -523,16 +524,19 @@ def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
 
 
 def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
-                   topology: Topology | None, configured: ConfiguredTopology | None) -> GroupSpec:
+                   topology: Topology | None, configured: ConfiguredTopology | None,
+                   previous: dict[str, TaskSets]) -> GroupSpec:
     gid = group.group_id
     subtopologies = {}
     if configured is not None and configured.ready:
         subtopologies = {s: SubtopologySpec(cs.num_tasks, cs.stateful) for s, cs in configured.subtopologies.items()}
     specs = {}
     for mid, m in members.items():
+        # As Kafka's TargetAssignmentBuilder: the assignor is sticky to the last *target*
+        # assignment (members still reconciling own less than they will).
         specs[mid] = MemberSpec(member_id=mid, process_id=m.process_id, topology_epoch=m.topology_epoch,
-                                current=m.owned(), instance_id=m.instance_id, rack_id=m.rack_id,
-                                client_tags=dict(m.client_tags))
+                                current=previous.get(mid, EMPTY_TASKS), instance_id=m.instance_id,
+                                rack_id=m.rack_id, client_tags=dict(m.client_tags))
     return GroupSpec(members=specs, subtopologies=subtopologies,
                      topology_epoch=topology.epoch if topology is not None else 0,
                      num_standby_replicas=int(group_config(c, gid, "streams.num.standby.replicas")),
@@ -544,13 +548,17 @@ def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, Str
 
 def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
                               topology: Topology | None, configured: ConfiguredTopology | None, epoch: int,
-                              records: list) -> dict[str, TaskSets]:
+                              records: list, renamed: dict[str, str] | None = None) -> dict[str, TaskSets]:
     """Run the task assignor and write what changed: target records for members whose target
     moved (tombstones for members gone) and then the assignment epoch, as one batch.
     A group that is not ready gets empty targets (KIP: NOT_READY members get no tasks)."""
     gid = group.group_id
     assignor = get_task_assignor(assignor_name(c, gid, configured))
-    result = assignor.assign(_assignor_spec(c, group, members, topology, configured))
+    previous = dict(group.target_assignment)
+    for new_id, old_id in (renamed or {}).items():   # a replaced static member's target, under its new id
+        if old_id in previous:
+            previous[new_id] = previous[old_id]
+    result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
     target: dict[str, TaskSets] = {}
     for mid in members:
         tasks = result.get(mid, EMPTY_TASKS)
