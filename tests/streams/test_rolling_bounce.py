@@ -75,7 +75,7 @@ def test_reloading_at_every_step_gives_the_same_describe(bounce):
     from tests.streams_testing import describe
 
     c = bounce.coordinator
-    for step in bounce.scenario.steps[::5]:
+    for step in bounce.scenario.steps:
         snap = c.as_of(step.end_position)
         if "app" not in snap.groups:
             continue

@@ -225,6 +225,10 @@ class StreamsGroup(ModernGroup):
             raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
+        """The topology's topics while the group has members (as for KIP-848 groups, an empty
+        group subscribes to nothing: its offsets may be deleted and expire)."""
+        if not self.members:
+            return False
         configured = self.configured_topology()
         return configured is not None and topic in configured.topics
 
