@@ -73,6 +73,16 @@ class KafkaFuture(Generic[T]):
         return f"KafkaFuture(error={self._error!r})" if self._error else f"KafkaFuture({self._value!r})"
 
 
+def all_of(futures: Mapping[str, KafkaFuture[T]]) -> KafkaFuture[dict[str, T]]:
+    """One future for many, keyed as given: their values, or the first error (as Kafka's `all()`)."""
+    out = {}
+    for key, future in futures.items():
+        if future.is_completed_exceptionally():
+            return KafkaFuture(error=future.exception())
+        out[key] = future.get()
+    return KafkaFuture(out)
+
+
 @dataclass
 class ListConsumerGroupOffsetsSpec:
     """Which partitions to list for one group; None means all of them."""
@@ -102,12 +112,7 @@ class ListConsumerGroupOffsetsResult:
 
     def all(self) -> KafkaFuture[dict[str, dict[TopicPartition, OffsetAndMetadata | None]]]:
         """Succeeds only if every group succeeded; otherwise fails with the first error."""
-        out = {}
-        for group_id, future in self.futures.items():
-            if future.is_completed_exceptionally():
-                return KafkaFuture(error=future.exception())
-            out[group_id] = future.get()
-        return KafkaFuture(out)
+        return all_of(self.futures)
 
     def values(self) -> dict[str, KafkaFuture]:
         return dict(self.futures)
@@ -325,9 +330,4 @@ class DescribeStreamsGroupsResult:
 
     def all(self) -> KafkaFuture[dict[str, StreamsGroupDescription]]:
         """Succeeds only if every group could be described; otherwise the first error."""
-        out = {}
-        for group_id, future in self.futures.items():
-            if future.is_completed_exceptionally():
-                return KafkaFuture(error=future.exception())
-            out[group_id] = future.get()
-        return KafkaFuture(out)
+        return all_of(self.futures)

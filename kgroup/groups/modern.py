@@ -43,6 +43,25 @@ def client_member_id(c: Any) -> str:
     return uuid_to_kafka_str(uuid.UUID(int=c._ids.getrandbits(128)))
 
 
+class ReplayError(RuntimeError):
+    """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
+
+
+def persisted_group(c: Any, group_id: str, create: bool, group_type: type, make: Any) -> Any:
+    """Kafka's `getOrMaybeCreatePersisted...Group` for replay: the group of `group_type`, created
+    with `make()` when a record creates it (never a tombstone); a simple classic group (one that
+    only holds offsets) gives way; any other group type is an error."""
+    group = c.groups.get(group_id)
+    if isinstance(group, group_type):
+        return group
+    if group is None and not create:
+        return None
+    if group is None or (str(group.type) == "classic" and group.is_simple()):
+        group = c.groups[group_id] = make()
+        return group
+    raise ReplayError(f"Group {group_id} is not a {group_type.type} group")
+
+
 class MemberState(enum.IntEnum):
     """Where a member is in its reconciliation (Kafka's `MemberState`, byte values as persisted)."""
 
@@ -176,5 +195,6 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["METADATA_REFRESH_INTERVAL_MS", "client_member_id", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
+__all__ = ["ReplayError", "persisted_group", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
+           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.classic import ClassicGroup
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, frozen
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, ReplayError, frozen
+from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.runtime import replays
 
 from .group import ConsumerGroup, ResolvedRegularExpression, member_assignment_from_value, member_from_value
@@ -17,25 +17,8 @@ if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
 
-class ReplayError(RuntimeError):
-    """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
-
-
 def persisted_group(c: "Coordinator", group_id: str, create: bool) -> ConsumerGroup | None:
-    """Kafka's `getOrMaybeCreatePersistedConsumerGroup`: a simple classic group (one that only
-    holds offsets) gives way; any other group type is an error."""
-    group = c.groups.get(group_id)
-    if group is None:
-        if not create:
-            return None
-        group = c.groups[group_id] = ConsumerGroup(group_id)
-        return group
-    if isinstance(group, ConsumerGroup):
-        return group
-    if isinstance(group, ClassicGroup) and group.is_simple():
-        group = c.groups[group_id] = ConsumerGroup(group_id)
-        return group
-    raise ReplayError(f"Group {group_id} is not a consumer group")
+    return modern_persisted_group(c, group_id, create, ConsumerGroup, lambda: ConsumerGroup(group_id))
 
 
 def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, ConsumerGroup | None]:

@@ -184,20 +184,12 @@ class StreamsGroup(ModernGroup):
 
     @property
     def state(self) -> str:
-        """Kafka's `StreamsGroup.state`, derived: EMPTY, NOT_READY, ASSIGNING, RECONCILING, STABLE."""
-        if self.deleted:
-            return StreamsGroupState.DEAD
-        if not self.members:
-            return StreamsGroupState.EMPTY
-        # Ready as of the last heartbeat that configured the topology (Kafka refreshes it there too).
-        if self.topology is None or self.validated_topology_epoch != self.topology.epoch:
+        """Kafka's `StreamsGroup.state`: the KIP-848 states, plus NOT_READY for a group with members
+        whose topology was not found ready by the last heartbeat (its ValidatedTopologyEpoch)."""
+        if self.members and not self.deleted and (
+                self.topology is None or self.validated_topology_epoch != self.topology.epoch):
             return StreamsGroupState.NOT_READY
-        if self.group_epoch > self.assignment_epoch:
-            return StreamsGroupState.ASSIGNING
-        for m in self.members.values():
-            if m.member_epoch != self.assignment_epoch or m.state != MemberState.STABLE:
-                return StreamsGroupState.RECONCILING
-        return StreamsGroupState.STABLE
+        return str(self.modern_state)
 
     def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
         """As Kafka's `StreamsGroup.validateOffsetCommit`: the member's current epoch."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, ReplayError
+from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
 
@@ -19,25 +20,8 @@ if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
 
-class ReplayError(RuntimeError):
-    """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
-
-
 def persisted_group(c: "Coordinator", group_id: str, create: bool) -> StreamsGroup | None:
-    """Kafka's `getOrMaybeCreatePersistedStreamsGroup`: a simple classic group (one that only
-    holds offsets) gives way; any other group type is an error."""
-    group = c.groups.get(group_id)
-    if group is None:
-        if not create:
-            return None
-        group = c.groups[group_id] = StreamsGroup(group_id, c.cluster)
-        return group
-    if isinstance(group, StreamsGroup):
-        return group
-    if str(group.type) == "classic" and getattr(group, "is_simple", lambda: False)():
-        group = c.groups[group_id] = StreamsGroup(group_id, c.cluster)
-        return group
-    raise ReplayError(f"Group {group_id} is not a streams group")
+    return modern_persisted_group(c, group_id, create, StreamsGroup, lambda: StreamsGroup(group_id, c.cluster))
 
 
 def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, StreamsGroup | None]:
