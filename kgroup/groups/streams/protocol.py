@@ -176,9 +176,7 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
     (PR #22245: a static member rejoining with a new member id takes over the old identity)."""
     member = group.members.get(member_id)
     if instance_id is None:
-        if member is not None and member.instance_id is not None:
-            raise _invalid(f"Member {member_id} is a static member with instance id {member.instance_id}; "
-                           "its heartbeats must carry that instance id.")
+        # InstanceId may be left null when unchanged (the schema): a static member is then found by id.
         if member is None and not joining:
             raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
                              f"{group.group_id}.")
