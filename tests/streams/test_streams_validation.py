@@ -57,7 +57,8 @@ def test_member_id_required_after_join(profile):
 
 def test_member_epoch_below_minus_two_is_invalid(profile):
     r = shb(coord(profile), "A", -3)
-    assert (r.error_code, r.error_message) == (E.invalid_request, "MemberEpoch is invalid.")
+    assert (r.error_code, r.error_message) == (E.invalid_request,
+                                               "MemberEpoch is -3, but must be greater than or equal to -2.")
 
 
 def test_instance_id_must_be_non_empty(profile):
@@ -86,12 +87,43 @@ def test_task_sets_must_be_empty_when_joining(profile):
     r = shb(coord(profile), "A", 0, active={"0": [0]})
     assert (r.error_code, r.error_message) == (E.invalid_request, "ActiveTasks must be empty when (re-)joining.")
     r = shb(coord(profile), "A", 0, standby_tasks=None)
-    assert (r.error_code, r.error_message) == (E.invalid_request, "StandbyTasks must be empty when (re-)joining.")
+    # kip: non-null and empty; kafka: a null list passes, then "all task lists or none" refuses it
+    expected = {"kip": "StandbyTasks must be empty when (re-)joining.",
+                "kafka": "If one task-type is non-null, all must be non-null."}[profile]
+    assert (r.error_code, r.error_message) == (E.invalid_request, expected)
 
 
 def test_topology_required_when_joining(profile):
     r = shb(coord(profile), "A", 0, raw={"topology": None})
-    assert (r.error_code, r.error_message) == (E.invalid_request, "Topology must be non-null when joining the group.")
+    assert (r.error_code, r.error_message) == (E.invalid_request, "Topology must be non-null when (re-)joining.")
+
+
+def test_all_task_lists_or_none(profile):
+    c = coord(profile)
+    r = shb(c, "A", 0)
+    r = shb(c, "A", r.member_epoch, active={"0": [0]}, standby=None, warmup={})
+    assert (r.error_code, r.error_message) == (E.invalid_request, "If one task-type is non-null, all must be non-null.")
+
+
+def test_topology_only_when_joining_kafka():
+    c = coord("kafka")
+    r = shb(c, "A", 0)
+    r = shb(c, "A", r.member_epoch, topology=STATELESS)
+    assert (r.error_code, r.error_message) == (E.invalid_request, "Topology can only be provided when (re-)joining.")
+
+
+def test_null_task_lists_on_join_kip_vs_kafka():
+    # KIP-1071: "non-null and empty when joining"; Kafka refuses only non-empty lists.
+    raw = {"active_tasks": None, "standby_tasks": None, "warmup_tasks": None}
+    assert shb(coord("kip"), "A", 0, raw=raw).error_message == "ActiveTasks must be empty when (re-)joining."
+    assert shb(coord("kafka"), "A", 0, raw=raw).error_code == E.none
+
+
+def test_regex_check_comes_first_kafka():
+    # Kafka checks unsupported features before anything else, even an empty member id.
+    t = Topology(0, (Subtopology("0", source_topic_regex=("x.*",)),))
+    r = shb(coord("kafka"), "", 0, topology=t)
+    assert r.error_message == "Regular expressions for source topics are not supported yet."
 
 
 def test_topology_only_when_joining_kip():
@@ -143,7 +175,7 @@ def _rejected(topology: Topology, profile: str = "kip") -> str:
 
 def test_changelog_topic_must_not_fix_its_partitions():
     t = Topology(0, (Subtopology("0", ("orders",), state_changelog_topics=(TopicInfo("app-s-changelog", 3),)),))
-    assert "must not have a defined number of partitions" in _rejected(t)
+    assert _rejected(t) == "Changelog topic app-s-changelog must have an undefined partition count, but it is set to 3."
 
 
 def test_repartition_source_is_not_a_source_or_changelog_topic():

@@ -81,37 +81,53 @@ def _tasks(entries: Any) -> list[TaskId]:
 
 
 def validate_request(c: "Coordinator", req: Any) -> None:
+    """Kafka's `throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures` and
+    `throwIfStreamsGroupHeartbeatRequestIsInvalid`, in Kafka's order and words; the KIP's
+    stricter rules on top under `kip` (kip-vs-kafka.md)."""
     kip = c.profile.streams_kip_request_validation
     epoch = req.member_epoch
-    if _blank(req.group_id) or not req.group_id:
-        raise _invalid("GroupId can't be empty.")
-    if not req.member_id and (not kip or epoch != 0):
+    if not c.profile.streams_source_topic_regex and req.topology is not None \
+            and any(sub.source_topic_regex for sub in req.topology.subtopologies):
+        raise _invalid("Regular expressions for source topics are not supported yet.")
+    if not req.member_id.strip() and (not kip or epoch != 0):
         raise _invalid("MemberId can't be empty.")
+    if not req.group_id.strip():
+        raise _invalid("GroupId can't be empty.")
     if _blank(req.instance_id):
         raise _invalid("InstanceId can't be empty.")
     if _blank(req.rack_id):
         raise _invalid("RackId can't be empty.")
-    if epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-        raise _invalid("MemberEpoch is invalid.")
-    if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH and req.instance_id is None:
-        raise _invalid("InstanceId can't be null.")
     if epoch == 0:
         rebalance_timeout = ms(req.rebalance_timeout)
-        if kip and rebalance_timeout <= 0:
-            raise _invalid("RebalanceTimeoutMs must be larger than zero in the first heartbeat request.")
         if not kip and rebalance_timeout == -1:
             raise _invalid("RebalanceTimeoutMs must be provided in first request.")
-        if req.topology is None:
-            raise _invalid("Topology must be non-null when joining the group.")
-        if not req.topology.subtopologies:
-            raise _invalid("Topology must be non-empty when joining the group.")
-        for name in ("active_tasks", "standby_tasks", "warmup_tasks"):
+        if kip and rebalance_timeout <= 0:
+            raise _invalid("RebalanceTimeoutMs must be larger than zero in the first heartbeat request.")
+        for name, field in (("active_tasks", "ActiveTasks"), ("standby_tasks", "StandbyTasks"),
+                            ("warmup_tasks", "WarmupTasks")):
             tasks = getattr(req, name)
-            if tasks is None or _tasks(tasks):
-                field = {"active_tasks": "ActiveTasks", "standby_tasks": "StandbyTasks",
-                         "warmup_tasks": "WarmupTasks"}[name]
+            # KIP-1071: non-null and empty; Kafka: only non-empty lists are refused.
+            if (tasks is None and kip) or _tasks(tasks):
                 raise _invalid(f"{field} must be empty when (re-)joining.")
-    elif epoch > 0 and req.topology is not None and kip:
+        if req.topology is None:
+            raise _invalid("Topology must be non-null when (re-)joining.")
+        if kip and not req.topology.subtopologies:
+            raise _invalid("Topology must be non-empty when (re-)joining.")  # KIP: "must be non-empty"
+        for sub in req.topology.subtopologies:
+            for t in sub.state_changelog_topics:
+                if t.partitions != 0:
+                    raise KafkaError(ErrorCode.streams_invalid_topology,
+                                     f"Changelog topic {t.name} must have an undefined partition count, but it is "
+                                     f"set to {t.partitions}.")
+    elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        if req.instance_id is None:
+            raise _invalid("InstanceId can't be null.")
+    elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
+    lists = (req.active_tasks, req.standby_tasks, req.warmup_tasks)
+    if any(x is not None for x in lists) and any(x is None for x in lists):
+        raise _invalid("If one task-type is non-null, all must be non-null.")
+    if epoch != 0 and req.topology is not None:
         raise _invalid("Topology can only be provided when (re-)joining.")
     if kip:
         sets = [set(_tasks(req.active_tasks)), set(_tasks(req.standby_tasks)), set(_tasks(req.warmup_tasks))]
@@ -120,10 +136,7 @@ def validate_request(c: "Coordinator", req: Any) -> None:
 
 
 def validate_new_topology(c: "Coordinator", topology: Topology) -> None:
-    """STREAMS_INVALID_TOPOLOGY for a topology breaking the KIP's invariants (and, under
-    `kafka`, INVALID_REQUEST for source-topic regexes, which Kafka does not support yet)."""
-    if topology.has_regex and not c.profile.streams_source_topic_regex:
-        raise _invalid("Regular expressions for source topics are not supported yet.")
+    """STREAMS_INVALID_TOPOLOGY for a topology breaking the KIP's invariants."""
     validate_topology(topology, changelog_may_be_source=c.profile.streams_changelog_may_be_source)
     unresolvable = unresolvable_subtopologies(topology)
     if unresolvable:

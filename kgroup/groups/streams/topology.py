@@ -206,9 +206,9 @@ def validate(topology: Topology, *, changelog_may_be_source: bool) -> None:
     for s in topology.subtopologies:
         # 1. A StateChangelogTopic must not have a defined partition number.
         for t in s.state_changelog_topics:
-            if t.partitions != 0:
-                raise _invalid(f"Changelog topic {t.name} in subtopology {s.subtopology_id} must not have a "
-                               f"defined number of partitions, got {t.partitions}.")
+            if t.partitions != 0:  # Kafka's words (also checked with the request)
+                raise _invalid(f"Changelog topic {t.name} must have an undefined partition count, but it is set "
+                               f"to {t.partitions}.")
         for t in s.repartition_source_topics:
             if t.partitions < 0:
                 raise _invalid(f"Repartition source topic {t.name} has a negative number of partitions.")
