@@ -28,6 +28,9 @@ class Profile:
     #: Streams: with no assignor configured the coordinator picks highly_available for stateful
     #: topologies and sticky for stateless ones (kip) vs sticky always (kafka).
     streams_assignor_by_statefulness: bool
+    #: Streams: any change of a dynamic member's metadata bumps the group epoch (kafka) vs only the
+    #: KIP's list: topology epoch, rack, client tags, process id (kip; static members under both).
+    streams_bump_on_any_member_change: bool
     #: Streams: AcceptableRecoveryLag is carried in v0's int32 field (kip) vs left 0 there (kafka).
     streams_acceptable_recovery_lag_in_v0: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
@@ -43,6 +46,7 @@ KIP = Profile(
     streams_assignment_delayed_status=False,
     streams_kip_request_validation=True,
     streams_assignor_by_statefulness=True,
+    streams_bump_on_any_member_change=False,
     streams_acceptable_recovery_lag_in_v0=True,
     share_archive_acquired_below_spso=True,
 )
@@ -56,6 +60,7 @@ KAFKA = Profile(
     streams_assignment_delayed_status=True,
     streams_kip_request_validation=False,
     streams_assignor_by_statefulness=False,
+    streams_bump_on_any_member_change=True,
     streams_acceptable_recovery_lag_in_v0=False,
     share_archive_acquired_below_spso=False,
 )

@@ -501,8 +501,10 @@ class StreamThread:
                     "active": {tp.topic: set(tp.partitions) for tp in e.active_partitions},
                     "standby": {tp.topic: set(tp.partitions) for tp in e.standby_partitions}}
                 for e in resp.partitions_by_user_endpoint}
-        if resp.status is not None:
-            self.statuses = {int(s.status_code): s.status_detail for s in resp.status}
+        # Kafka's coordinator sends no status list when there is none (and Kafka's client reads
+        # each response on its own), so null means "no status" here, not "unchanged".
+        self.statuses = {int(s.status_code): s.status_detail for s in resp.status or ()}
+        if self.statuses:
             if SHUTDOWN_APPLICATION in self.statuses and self.app.shutdown_reason is None:
                 self.app.shutdown_reason = self.statuses[SHUTDOWN_APPLICATION]
                 self._emit("shutdown", detail=self.statuses[SHUTDOWN_APPLICATION])

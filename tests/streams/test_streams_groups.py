@@ -35,7 +35,7 @@ def test_first_member_gets_every_task_and_the_records_in_kafkas_order():
     r = shb(c, "A", 0)
     assert (r.error_code, r.member_id, r.member_epoch) == (E.none, "A", 1)
     assert tasks_of(r.active_tasks) == {"0": {0, 1, 2}} and tasks_of(r.standby_tasks) == {}
-    assert r.heartbeat_interval.total_seconds() == 5 and r.status == ()
+    assert r.heartbeat_interval.total_seconds() == 5 and r.status is None   # Kafka: no list when no status
     assert written(c, 0) == ["StreamsGroupTopology", "StreamsGroupMemberMetadata", "StreamsGroupMetadata",
                              "StreamsGroupTargetAssignmentMember", "StreamsGroupTargetAssignmentMetadata",
                              "StreamsGroupCurrentMemberAssignment"]
@@ -52,11 +52,14 @@ def test_unchanged_heartbeat_writes_nothing_and_omits_tasks():
     assert r.error_code == E.none and r.active_tasks is None and c.position == before
 
 
-def test_full_heartbeat_gets_the_tasks_again():
+def test_tasks_are_sent_on_join_and_change_only():
+    # Kafka (GroupMetadataManager.streamsGroupHeartbeat): "The assignment is only provided in the
+    # following cases: 1. The member is joining. 2. The member's assignment has been updated."
     c = coord()
     shb(c, "A", 0)
     r = shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={}, process="p-A", rebalance_ms=30_000)
-    assert tasks_of(r.active_tasks) == {"0": {0, 1, 2}}
+    assert r.active_tasks is None
+    assert tasks_of(shb(c, "A", 0).active_tasks) == {"0": {0, 1, 2}}
 
 
 def test_second_member_revoke_then_assign_active_tasks():

@@ -145,9 +145,9 @@ def test_task_ids_must_belong_to_the_topology_kip():
     c = coord("kip")
     r = joined(c)
     r = shb(c, "A", r.member_epoch, active={"9": [0]}, standby={}, warmup={})
-    assert r.error_code == E.invalid_request and "unknown subtopology 9" in r.error_message
+    assert (r.error_code, r.error_message) == (E.invalid_request, "Subtopology 9 does not exist in the topology.")
     r = shb(c, "A", 1, active={"0": [7]}, standby={}, warmup={})  # orders has 3 partitions
-    assert r.error_code == E.invalid_request
+    assert r.error_message == "Task 7 for subtopology 0 is invalid. Number of tasks for this subtopology: 3"
 
 
 def test_task_ids_checked_only_once_configured_kafka():

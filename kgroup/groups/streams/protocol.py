@@ -242,12 +242,12 @@ def check_member_epoch(member: StreamsGroupMember, received: int, owned: TaskSet
     if received > member.member_epoch:
         raise Fenced(member.member_id, f"The streams group member has a greater member epoch ({received}) than the "
                      f"one known by the group coordinator ({member.member_epoch}). The member must abandon all "
-                     "its tasks and rejoin.")
+                     "its partitions and rejoin.")
     if received < member.member_epoch and (received != member.previous_member_epoch
                                            or not _is_subset(owned, member.assigned)):
         raise Fenced(member.member_id, f"The streams group member has a smaller member epoch ({received}) than the "
                      f"one known by the group coordinator ({member.member_epoch}). The member must abandon all "
-                     "its tasks and rejoin.")
+                     "its partitions and rejoin.")
 
 
 def _owned(req: Any) -> TaskSets | None:
@@ -398,10 +398,14 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         replace_member(records, group, replaced, updated)
     elif new_member or updated.metadata() != member.metadata():
         records.append(G.member_record(group_id, updated))
-    # KIP-1071 "The group epoch is bumped" list.
-    bump = (group.group_epoch == 0 or new_member or new_topology is not None
-            or (updated.topology_epoch, updated.rack_id, updated.client_tags, updated.process_id)
-            != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id)
+    # KIP-1071 "The group epoch is bumped" list. Kafka bumps on any change of a dynamic member's
+    # metadata (PR #22245 narrowed it to the KIP's list for static members only).
+    if updated.instance_id is None and c.profile.streams_bump_on_any_member_change:
+        member_changed = updated.metadata() != member.metadata()
+    else:
+        member_changed = ((updated.topology_epoch, updated.rack_id, updated.client_tags, updated.process_id)
+                          != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id))
+    bump = (group.group_epoch == 0 or new_member or new_topology is not None or member_changed
             or _warmup_caught_up(c, group, updated, offsets))
     configs = assignment_configs(c, group_id)
     # The metadata hash only needs computing when the topology, the cluster or the epoch moved.
@@ -414,10 +418,10 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     # the group state reads it, so a group is NOT_READY until a heartbeat saw its topics right.
     validated = topology.epoch if configured is not None and configured.ready else -1
     group_epoch = group.group_epoch
+    # A topology validated (or no longer valid) since the last epoch may move tasks: bump too (Kafka).
     if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
             or validated != group.validated_topology_epoch:
-        if bump or new_hash != group.metadata_hash or configs != group.assignment_configs:
-            group_epoch += 1
+        group_epoch += 1
         records.append(G.group_epoch_record(group_id, group_epoch, new_hash, validated, configs))
     if refresh:
         group.set_metadata_refresh_deadline(now + METADATA_REFRESH_INTERVAL_MS, group_epoch, c.cluster.metadata_version)
@@ -464,15 +468,15 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         group.shutdown_requested_by = member_id  # soft state, as in Kafka
 
     response = _response(c, group, req, reconciled, topology, configured, delayed)
-    full = owned is not None and req.process_id is not None and ms(req.rebalance_timeout) != -1
-    if joining or full or reconciled.assigned != member.assigned:
+    # Tasks are sent when joining or when they changed (Kafka sends no more than that).
+    if joining or reconciled.assigned != member.assigned:
         a = reconciled.assigned
         response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
                         warmup_tasks=task_ids_data(a.warmup))
 
     def finish() -> dict:
         # The endpoint-information epoch moves when this heartbeat's records are replayed.
-        for status in response["status"]:
+        for status in response["status"] or ():
             if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
                 # The creation starts after this write: say where it stands now.
                 status["status_detail"] += internal_topics.progress(c, group)
@@ -480,7 +484,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         if isinstance(live, StreamsGroup):
             live.adopt_soft_state(group)
             response["endpoint_information_epoch"] = live.endpoint_information_epoch
-            if req.endpoint_information_epoch < live.endpoint_information_epoch:
+            if req.endpoint_information_epoch != live.endpoint_information_epoch:
                 response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
         return response
     return Result(finish, records, then=follow_ups)
@@ -586,12 +590,7 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
 def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
               topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool) -> dict:
     gid = group.group_id
-    statuses: list[StatusInfo] = []
-    if group.shutdown_requested_by is not None or req.shutdown_application:
-        requester = group.shutdown_requested_by or member.member_id
-        statuses.append(StatusInfo(Status.SHUTDOWN_APPLICATION,
-                                   f"Streams group member {requester} encountered a fatal error and requested "
-                                   "a shutdown for the entire application."))
+    statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, topics, delay, shutdown
     if topology is not None and member.topology_epoch < topology.epoch:
         statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
                                    f"The member's topology epoch {member.topology_epoch} is behind the group's "
@@ -601,13 +600,18 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
     if delayed:
         statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED,
                                    "Assignment delayed due to the configured initial rebalance delay."))
+    if group.shutdown_requested_by is not None or req.shutdown_application:
+        requester = group.shutdown_requested_by or member.member_id
+        statuses.append(StatusInfo(Status.SHUTDOWN_APPLICATION,
+                                   f"Streams group member {requester} encountered a fatal error and requested "
+                                   "a shutdown for the entire application."))
     lag = int(group_config(c, gid, "streams.acceptable.recovery.lag"))
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
                 "member_id": member.member_id, "member_epoch": member.member_epoch,
                 "heartbeat_interval": int(group_config(c, gid, "streams.heartbeat.interval.ms")),
                 "acceptable_recovery_lag": lag if c.profile.streams_acceptable_recovery_lag_in_v0 else 0,
                 "task_offset_interval": int(group_config(c, gid, "streams.task.offset.interval.ms")),
-                "status": [s.to_data() for s in statuses],
+                "status": [s.to_data() for s in statuses] or None,   # null when there is none, as Kafka
                 "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
                 "endpoint_information_epoch": group.endpoint_information_epoch,
                 "partitions_by_user_endpoint": None}

@@ -244,11 +244,12 @@ def task_ids_valid(topology: Topology, partitions_of: dict[str, int] | None,
                    tasks: Iterable[tuple[str, int]]) -> str | None:
     """Why a task id is not valid for the topology (None when all are): an unknown
     subtopology, or (once partition counts are known) a partition out of range."""
-    for sub, p in tasks:
+    for sub, p in tasks:  # Kafka's words (GroupMetadataManager.throwIfRequestContainsInvalidTasks)
         if topology.subtopology(sub) is None:
-            return f"Task {sub}_{p} refers to unknown subtopology {sub}."
+            return f"Subtopology {sub} does not exist in the topology."
         if p < 0 or (partitions_of is not None and sub in partitions_of and p >= partitions_of[sub]):
-            return f"Task {sub}_{p} refers to a partition the subtopology does not have."
+            n = partitions_of.get(sub, 0) if partitions_of is not None else 0
+            return f"Task {p} for subtopology {sub} is invalid. Number of tasks for this subtopology: {n}"
     return None
 
 
