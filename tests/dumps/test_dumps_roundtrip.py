@@ -265,5 +265,8 @@ def test_record_from_json_errors_name_the_field():
         record_from_json(1, {"group": "g", "topic": "t", "partition": 1 << 40}, None, None)
     with pytest.raises(JsonRecordError, match="unknown __consumer_offsets record type 300"):
         record_from_json(300, {}, None, None)
-    with pytest.raises(JsonRecordError, match="unsupported OffsetCommit value version 9"):
+    # KIP-915: v9 of a flexible value is read with the v4 fields, so a missing one is named
+    with pytest.raises(JsonRecordError, match="OffsetCommit value v9: missing field 'offset', which version 4"):
         record_from_json(1, {"group": "g", "topic": "t", "partition": 1}, 9, {})
+    with pytest.raises(JsonRecordError, match="unsupported LegacyOffsetCommit value version 1"):
+        record_from_json(0, {"group": "g", "topic": "t", "partition": 1}, 1, {})
