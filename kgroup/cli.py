@@ -45,6 +45,10 @@ files; saved `kafka-dump-log.sh --offsets-decoder` output (any release); saved
 `kafka-console-consumer.sh --formatter ...` output (any release). Plain or gzip; the kind is
 told from the content.
 
+Newer brokers: a value version above the ones kgroup knows is read as Kafka reads it (KIP-915:
+the fields kgroup knows, the version as written); a record type kgroup does not know is
+skipped with a warning (not a problem), as Kafka's coordinator loader skips it.
+
 exit status: 0 all read; 1 the dump had unreadable parts (reported on stderr with file and
 byte position or line; every readable record is still used); 2 bad usage, or a path that is
 missing or cannot be read at all.
@@ -62,7 +66,8 @@ records of unknown types print nothing, as in Kafka.
 headers, one `| offset: ...` line per record, endTxnMarker lines.
 
 Problems go to stderr with their file and byte position (segments) or line (text dumps);
-the records around them are still printed, and the exit status is 1.
+the records around them are still printed, and the exit status is 1. Records of unknown
+types print nothing and a warning (exit status 0), as Kafka's loader only warns about them.
 
 examples:
   kgroup dump decode data/samples/offsets
@@ -162,13 +167,16 @@ class _Problems:
     """Prints the report's problems to stderr as they are found."""
 
     def __init__(self, report: DumpReport, err: TextIO) -> None:
-        self.report, self.err, self.shown = report, err, 0
+        self.report, self.err, self.shown, self.warned = report, err, 0, 0
 
     def flush(self) -> None:
-        problems = self.report.problems
+        problems, warnings_ = self.report.problems, self.report.warnings
         while self.shown < len(problems):
             self.err.write(f"kgroup: {problems[self.shown]}\n")
             self.shown += 1
+        while self.warned < len(warnings_):  # records of unknown types: skipped, as Kafka does
+            self.err.write(f"kgroup: warning: {warnings_[self.warned]}\n")
+            self.warned += 1
 
     def tap(self, entries: Iterator[DumpEntry]) -> Iterator[DumpEntry]:
         for e in entries:
@@ -184,6 +192,8 @@ class _Problems:
         n = len(r.problems) + r.problems_dropped + extra
         if r.problems_dropped:
             self.err.write(f"kgroup: ... and {r.problems_dropped} more problems not listed\n")
+        if r.warnings_dropped:
+            self.err.write(f"kgroup: ... and {r.warnings_dropped} more warnings not listed\n")
         if n or not r.ok:
             self.err.write(f"kgroup: {n} problem(s) in {r.files} file(s); every readable record was {done}\n")
             return EXIT_PROBLEMS
@@ -385,7 +395,12 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
              f"offsets.topic.num.partitions: {stats.num_partitions} ({stats.num_partitions_reason})"]
     if stats.after_cut:
         lines.append(f"left out after the cut: {stats.after_cut} entries")
-    not_fed = {**stats.skipped, **{f"{t} (no replay yet)": n for t, n in stats.unreplayed.items()}}
+    not_fed = {**{why: n for why, n in stats.skipped.items() if not why.startswith("records of unknown type ")},
+               **{f"{t} (no replay yet)": n for t, n in stats.unreplayed.items()}}
+    if stats.unknown_types:
+        lines.append("skipped records of unknown type (as Kafka's coordinator loader does: a newer broker's type, "
+                     "or one left over from an aborted upgrade): "
+                     + ", ".join(f"type {t} x{n}" for t, n in sorted(stats.unknown_types.items())))
     if not_fed:
         lines.append("not replayed: " + ", ".join(f"{why} x{n}" for why, n in sorted(not_fed.items())))
     lines.append("")

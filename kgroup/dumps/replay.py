@@ -154,6 +154,8 @@ class ReplayStats:
     skipped: Counter = field(default_factory=Counter)
     #: record type -> records the coordinator has no replay for yet (`Coordinator.unreplayed`)
     unreplayed: dict[str, int] = field(default_factory=dict)
+    #: record type number -> records of a type kgroup does not know, skipped as Kafka's loader does
+    unknown_types: Counter = field(default_factory=Counter)
     #: partition -> the last offset fed
     last_offsets: dict[int, int] = field(default_factory=dict)
     first_timestamp: int | None = None
@@ -163,6 +165,7 @@ class ReplayStats:
         return {"num_partitions": self.num_partitions, "num_partitions_reason": self.num_partitions_reason,
                 "offset": self.offset, "at": self.at, "records": self.records, "markers": self.markers,
                 "after_cut": self.after_cut, "skipped": dict(self.skipped), "unreplayed": dict(self.unreplayed),
+                "unknown_types": {str(t): n for t, n in sorted(self.unknown_types.items())},
                 "last_offsets": {str(p): o for p, o in sorted(self.last_offsets.items())},
                 "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp}
 
@@ -192,8 +195,17 @@ def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1, *, dept
     `depth`: frames between `_replay` and the caller (the warning names the caller of `replay`)."""
     if reason not in warned:
         warned.add(reason)
-        warnings.warn(f"kgroup cannot replay {reason}; skipped", stacklevel=4 + depth)
+        if reason.startswith(_UNKNOWN_TYPE):
+            # Kafka's CoordinatorLoaderImpl: warn, ignore the record, load the rest
+            message = (f"skipped {n} {reason}, as Kafka's coordinator loader does (a newer broker's record "
+                       f"type, or one left over from an aborted upgrade)")
+        else:
+            message = f"kgroup cannot replay {reason}; skipped"
+        warnings.warn(message, stacklevel=4 + depth)
     stats.skipped[reason] += n
+
+
+_UNKNOWN_TYPE = "records of unknown type "
 
 
 def _why_not(entry: DumpEntry) -> str | None:
@@ -205,7 +217,7 @@ def _why_not(entry: DumpEntry) -> str | None:
     if entry.record is not None:
         return None
     if entry.fields is not None and entry.fields.get("unknown_type") is not None:
-        return f"records of unknown type {entry.fields['unknown_type']}"
+        return f"{_UNKNOWN_TYPE}{entry.fields['unknown_type']}"
     if entry.error is not None:
         return "undecodable records"
     return "partial records of older text forms (they carry only some fields)"
@@ -316,6 +328,7 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
     placements: dict[str, int] = {}
     after_cut = 0
     skipped: Counter[str] = Counter()
+    unknown_types: Counter[int] = Counter()
     for e in _entries(paths_or_entries, CONSUMER_OFFSETS, rep, progress):
         if e.topic != CONSUMER_OFFSETS:
             skipped[f"{e.topic} records (not the group coordinator's)"] += 1
@@ -339,6 +352,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
         why = _why_not(e)
         if why is not None:
             skipped[why] += 1
+            if why.startswith(_UNKNOWN_TYPE):
+                unknown_types[e.fields["unknown_type"]] += 1
             continue
         by_partition.setdefault(p, []).append(e)
         if p is not None and e.control is None:
@@ -367,7 +382,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
                           f"partitions the dump has them on)", stacklevel=3)
             num_partitions, reason = fallback, f"{reason}; fell back to {fallback}"
     overrides[_NUM_PARTITIONS] = num_partitions
-    stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut)
+    stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut,
+                        unknown_types=unknown_types)
     for why, n in skipped.items():
         _skip(stats, why, warned, n)
 

@@ -200,7 +200,7 @@ def test_unknown_types_render_as_kafka_reports_them(tmp_path):
     report = DumpReport()
     back = list(read_dump(text, report=report))
     assert back[0].fields == {"unknown_type": 77} and back[1].record == entries[1].record
-    assert report.unknown_types == {77: 1} and report.problems[0].line == 4
+    assert report.unknown_types == {77: 1} and report.warnings[0].line == 4 and report.ok
 
 
 def test_share_group_state_text_without_a_path_is_recognised(tmp_path):

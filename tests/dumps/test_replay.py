@@ -245,11 +245,13 @@ def test_unknown_record_types_are_skipped_and_counted(tmp_path):
     log.append(p, [(unknown_key, b"\x00\x00")], timestamp=T0 + 1)
     log.write(tmp_path)
     report = DumpReport()
-    with pytest.warns(UserWarning, match="unknown type 99"):
+    with pytest.warns(UserWarning, match="skipped 1 records of unknown type 99, as Kafka's coordinator loader"):
         c = replay(tmp_path, report=report)
     assert c.replay_stats.skipped == {"records of unknown type 99": 1}
+    assert c.replay_stats.unknown_types == {99: 1}
+    assert c.replay_stats.as_dict()["unknown_types"] == {"99": 1}
     assert committed(describe_groups(c), "g") == {("t", 0): 5}
-    assert report.unknown == 1 and len(report.problems) == 1
+    assert report.unknown == 1 and report.problems == [] and len(report.warnings) == 1
 
 
 def test_a_segment_given_twice_is_replayed_once(tmp_path):
