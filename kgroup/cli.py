@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kgroup.dumps import DumpEntry, DumpError, DumpReport, read_dump, render_dump_log, render_jsonl
+from kgroup.dumps.metadata import find_cluster_metadata, read_cluster_metadata
 from kgroup.dumps.replay import describe_groups, format_ms, group_of, replay, to_epoch_ms
 from kgroup.errors import ConfigError
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
@@ -95,6 +96,12 @@ transactional offsets become visible at their COMMIT marker, aborted ones never,
 whose marker comes after --at are listed as pending. Record types kgroup cannot replay yet
 are skipped with a warning. offsets.topic.num.partitions (which partition each group
 lives on) is inferred from the dump unless --partitions gives it.
+
+KIP-848, Streams and share records name topics by id only. When a dump path is a broker's log
+dir holding the KRaft metadata log (`__cluster_metadata-0`: its newest `.checkpoint` snapshot,
+then its segments), or --metadata points at one, the cluster is built from it: groups show
+topic names and partition counts, offsets.topic.num.partitions comes from it, and the log dir's
+replication-offset-checkpoint (high watermarks) adds each committed offset's lag.
 
 examples:
   kgroup dump describe data/samples/transactions
@@ -280,7 +287,11 @@ def _stats(args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], _Prob
         "groups": [{"topic": t, "group": g, "records": sum(c.values()), "by_type": dict(sorted(c.items()))}
                    for (t, g), c in sorted(groups.items())],
         "problems": [str(p) for p in report.problems],
+        "cluster_metadata": None,
     }
+    found = find_cluster_metadata(paths)
+    if found is not None:  # named here; `describe` uses it
+        stats["cluster_metadata"] = read_cluster_metadata(found).as_dict()
     return stats, problems
 
 
@@ -290,6 +301,10 @@ def _cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _json(stats, out)
         return problems.finish("counted")
     lines = [problems.report.summary(), ""]
+    md = stats["cluster_metadata"]
+    if md is not None:
+        lines.append(f"cluster metadata: {len(md['topics'])} topics from {md['source']} "
+                     f"(kgroup dump describe names the groups' topics with it)")
     tr = stats["time_range"]
     if tr["first"] is not None:
         lines.append(f"time range: {tr['first_iso']} .. {tr['last_iso']}  ({tr['first']} .. {tr['last']})")
@@ -339,6 +354,8 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
     lines = [head]
     if d.get("status"):
         lines.append(f"  not ready: {d['status']}")
+    if d.get("topics"):
+        lines.append("  topics: " + ", ".join(f"{t['name']} ({t['partitions']} partitions)" for t in d["topics"]))
     members = d.get("members") or []
     if members:
         keys: list[str] = []
@@ -352,7 +369,8 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
         lines.append("  members: none")
     if d["offsets"]:
         lines.append(f"  committed offsets ({len(d['offsets'])}):")
-        lines += _table(_offset_rows(d["offsets"]), _OFFSET_COLUMNS, indent="    ")
+        lag = [("log_end_offset", "log end offset"), ("lag", "lag")] if any("lag" in r for r in d["offsets"]) else []
+        lines += _table(_offset_rows(d["offsets"]), _OFFSET_COLUMNS[:3] + lag + _OFFSET_COLUMNS[3:], indent="    ")
     else:
         lines.append("  committed offsets: none")
     if d["pending_offsets"]:
@@ -371,6 +389,12 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.at is not None:
         kind, value = args.at
         kw["offset" if kind == "offset" else "at"] = value
+    if args.metadata is not None:
+        if not os.path.exists(args.metadata):
+            raise _Usage(f"--metadata: no such file or directory: {args.metadata}")
+        kw["metadata"] = args.metadata
+    elif args.no_metadata:
+        kw["metadata"] = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c = replay(paths, report=report, progress=_progress(args), num_partitions=args.partitions, **kw)
@@ -393,6 +417,14 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = [f"replayed {replayed} records and {stats.markers} transaction markers ({stats.cut_text()})",
              f"clock: {format_ms(c.now())} ({c.now()})",
              f"offsets.topic.num.partitions: {stats.num_partitions} ({stats.num_partitions_reason})"]
+    md = stats.cluster_metadata
+    if md is not None:
+        lines.append(f"cluster metadata: {len(md['topics'])} topics from {md['source']}"
+                     + (f" (snapshot {Path(md['snapshot']).name}, then the log)" if md["snapshot"] else ""))
+    elif any(d.get("unnamed_topic_ids") for d in groups):
+        lines.append("topics are shown by id: the dump holds no cluster metadata. Add the broker's metadata log "
+                     "(its log dir, or --metadata <log dir>/__cluster_metadata-0) to see names, partition counts "
+                     "and lag")
     if stats.after_cut:
         lines.append(f"left out after the cut: {stats.after_cut} entries")
     not_fed = {**{why: n for why, n in stats.skipped.items() if not why.startswith("records of unknown type ")},
@@ -503,7 +535,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group", metavar="G", help="only this group")
     p.add_argument("--at", type=_at_type, metavar="TIME|offset:N", help="the moment to show (see below)")
     p.add_argument("--partitions", type=int, metavar="N",
-                   help="offsets.topic.num.partitions of the cluster (default: inferred from the dump)")
+                   help="offsets.topic.num.partitions of the cluster (default: from the cluster metadata, "
+                        "else inferred from the dump)")
+    p.add_argument("--metadata", metavar="DIR",
+                   help="the broker's KRaft metadata log (__cluster_metadata-0, or the log dir holding it) for "
+                        "topic names, partition counts and lag (default: looked for in the dump paths)")
+    p.add_argument("--no-metadata", action="store_true", help="do not look for a metadata log in the dump paths")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=_cmd_describe)
 

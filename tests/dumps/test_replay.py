@@ -12,6 +12,7 @@ import pytest
 from kgroup import Cluster, Coordinator
 from kgroup import records as R
 from kgroup.dumps import DumpError, DumpReport, describe_groups, read_dump, replay
+from kgroup.dumps.metadata import write_cluster_metadata
 from kgroup.dumps.replay import format_ms, infer_num_partitions, to_epoch_ms
 from kgroup.log import OffsetsLog, partition_for
 from kgroup.protocol import request
@@ -43,8 +44,11 @@ def hard_state(groups: list[dict]) -> list[dict]:
 
 
 def run(name: str, tmp_path: Path) -> tuple[Coordinator, Path]:
+    """The scenario's coordinator and a log dir like its broker's: __consumer_offsets segments and
+    the KRaft metadata log, so a replay knows the topics the writer knew (names, partition counts)."""
     c = SAMPLES.SCENARIOS[name].run()
     c.log.write(tmp_path / name)
+    write_cluster_metadata(c.cluster, tmp_path / name)
     return c, tmp_path / name
 
 
@@ -258,7 +262,7 @@ def test_a_segment_given_twice_is_replayed_once(tmp_path):
     original, path = run("transactions", tmp_path)
     seg = next(path.glob("__consumer_offsets-*/*.log"))
     with pytest.warns(UserWarning, match="offset goes back") as warned:
-        c = replay([seg, seg])
+        c = replay([seg, seg], metadata=path)
     assert [w.filename for w in warned] == [__file__]
     assert describe_groups(c) == describe_groups(original)
     assert c.replay_stats.skipped == {"records whose offset goes back (e.g. a segment given twice)": 9}
@@ -273,7 +277,7 @@ def test_entries_already_read_can_be_replayed(tmp_path):
     original, path = run("offsets", tmp_path)
     entries = [e for e in read_dump(path) if e.record is None or getattr(e.record.key, "group", "") == "billing"]
     assert [d["group_id"] for d in describe_groups(replay(entries))] == ["billing"]
-    assert describe_groups(replay(iter(entries)), "billing") == describe_groups(original, "billing")
+    assert describe_groups(replay(iter(entries), metadata=path), "billing") == describe_groups(original, "billing")
 
 
 # ------------------------------------------------------------------------------ partitions
