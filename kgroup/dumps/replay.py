@@ -18,7 +18,8 @@ does not punch holes. Text dumps without offsets or timestamps cannot be cut tha
 
 What cannot be replayed is skipped, never guessed: records of a type kgroup has no replay for
 yet (the Coordinator warns once per type; `c.unreplayed` counts them), records of a type unknown
-to kgroup, partial records from older text forms (3.7 and earlier kafka-dump-log, 3.x
+to kgroup (as Kafka's coordinator loader skips them: a newer broker's type, or one left over from
+an aborted upgrade; counted by type in `replay_stats.unknown_types`), partial records from older text forms (3.7 and earlier kafka-dump-log, 3.x
 formatters) and undecodable ones -- each kind warned once and counted in `c.replay_stats`.
 """
 from __future__ import annotations
