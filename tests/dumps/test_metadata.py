@@ -16,7 +16,7 @@ import pytest
 from kgroup import Cluster
 from kgroup.cli import main
 from kgroup.dumps import DumpError, describe_groups, read_dump, replay
-from kgroup.dumps.metadata import (PartitionRecord, RemoveTopicRecord, TopicRecord, encode_metadata_record,
+from kgroup.dumps.metadata import (PartitionRecord, TopicRecord, encode_metadata_record,
                                    read_cluster_metadata, read_offset_checkpoint, write_cluster_metadata)
 from kgroup.log import encode_batch, write_segment
 
