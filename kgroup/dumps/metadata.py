@@ -391,8 +391,9 @@ def write_cluster_metadata(cluster: Cluster, log_dir: str | os.PathLike[str], *,
     """
     d = Path(log_dir) / METADATA_DIR
     d.mkdir(parents=True, exist_ok=True)
-    snap_names = [n for n in cluster.topic_names() if n in set(in_snapshot)]
-    rest = [n for n in cluster.topic_names() if n not in set(snap_names)]
+    wanted = set(in_snapshot)
+    snap_names = [n for n in cluster.topic_names() if n in wanted]
+    rest = [n for n in cluster.topic_names() if n not in wanted]
     batches = [encode_control_batch(ControlType.LEADER_CHANGE, base_offset=0, producer_id=-1, producer_epoch=-1,
                                     timestamp=timestamp, partition_leader_epoch=1,
                                     value=_control_value(ControlType.LEADER_CHANGE, timestamp))]
@@ -417,12 +418,11 @@ def write_cluster_metadata(cluster: Cluster, log_dir: str | os.PathLike[str], *,
     tail = _topic_records(cluster, rest)
     if tail:
         batches.append(encode_batch([(None, v, timestamp) for v in tail], base_offset=offset, partition_leader_epoch=1))
-    log = write_segment(d, 0, batches)
+    write_segment(d, 0, batches)
     written += sorted(f for f in d.iterdir() if f.suffix in (".log", ".index", ".timeindex"))
     if end_offsets:
         rows = [(t.name, p, o) for t in cluster.topics() for p, o in sorted(t.end_offsets.items())]
         hw = Path(log_dir) / HIGH_WATERMARKS
         hw.write_text("0\n" + f"{len(rows)}\n" + "".join(f"{n} {p} {o}\n" for n, p, o in rows), encoding="utf-8")
         written.append(hw)
-    del log
     return written
