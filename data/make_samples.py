@@ -35,6 +35,7 @@ from kgroup import Cluster, Coordinator, ManualClock  # noqa: E402
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, Simulation,  # noqa: E402
                             StreamsApplication, StreamsConfig, TopologyBuilder, rolling_restart)
 from kgroup.dumps import read_dump, render_dump_log, render_jsonl  # noqa: E402
+from kgroup.dumps.metadata import write_cluster_metadata  # noqa: E402
 from kgroup.protocol import request  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -47,17 +48,21 @@ class Scenario:
     name: str
     description: str
     run: Callable[[], Coordinator]
+    #: also write the broker's KRaft metadata log (`__cluster_metadata-0`) and its
+    #: `replication-offset-checkpoint`, from the scenario's cluster
+    log_dir: bool = False
 
 
 SCENARIOS: dict[str, Scenario] = {}
 
 
-def scenario(name: str, description: str):
-    """Register a sample: `fn()` runs the scenario and returns its coordinator."""
+def scenario(name: str, description: str, *, log_dir: bool = False):
+    """Register a sample: `fn()` runs the scenario and returns its coordinator. `log_dir=True`
+    writes the metadata log next to the segments, as a KRaft broker's log dir holds it."""
     def register(fn: Callable[[], Coordinator]) -> Callable[[], Coordinator]:
         if name in SCENARIOS:
             raise ValueError(f"two samples named {name!r}")
-        SCENARIOS[name] = Scenario(name, description, fn)
+        SCENARIOS[name] = Scenario(name, description, fn, log_dir)
         return fn
     return register
 
@@ -195,6 +200,12 @@ def write_sample(s: Scenario, out: Path) -> list[Path]:
     if target.exists():
         shutil.rmtree(target)
     c.log.write(target)
+    if s.log_dir:
+        # the topics of the cluster's first moments in a snapshot, the ones created later in the log
+        cluster = c.cluster
+        if "__consumer_offsets" not in cluster:
+            cluster.create_topic("__consumer_offsets", c.num_partitions)
+        write_cluster_metadata(cluster, target, in_snapshot=[*TOPICS, "__consumer_offsets"], timestamp=c.now())
     entries = list(read_dump(target))
     for e in entries:  # shown as kafka-dump-log shows paths given relative to `out`
         e.source = Path(e.source).relative_to(out).as_posix()
@@ -242,6 +253,23 @@ def streams_app() -> Coordinator:
         app.restart(b.build(epoch=1))
         sim.run_until_stable("clickstream")
     sim.run(10_000)
+    return c
+
+
+@scenario("kip848-log-dir", "a broker's log dir: a KIP-848 consumer group (two members on orders and "
+                           "invoices, a topic created during the run) with the KRaft metadata log that names "
+                           "its topics, and the high watermarks that give its lag", log_dir=True)
+def kip848_log_dir() -> Coordinator:
+    c = coordinator()
+    c.cluster.create_topic("invoices", 3)  # after the snapshot: only the metadata log's segment names it
+    sim = Simulation(c, processing_ms=500, tick_ms=500)
+    for i in range(2):
+        sim.add(ConsumerGroupConsumer(c, "billing-app", ("orders", "invoices"), name=f"billing-{i}", seed=10 + i))
+    sim.run_until_stable("billing-app")
+    sim.run(20_000)
+    # the high watermarks a broker would have checkpointed: a little ahead of the commits
+    for tp, oam in sorted(c.offsets.store.group_offsets("billing-app").items()):
+        c.cluster.set_end_offset(tp[0], tp[1], oam.offset + 5 * (tp[1] + 1))
     return c
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kgroup.dumps import DumpEntry, DumpError, DumpReport, read_dump, render_dump_log, render_jsonl
+from kgroup.dumps.metadata import find_cluster_metadata, read_cluster_metadata
 from kgroup.dumps.replay import describe_groups, format_ms, group_of, replay, to_epoch_ms
 from kgroup.errors import ConfigError
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
@@ -45,6 +46,10 @@ files; saved `kafka-dump-log.sh --offsets-decoder` output (any release); saved
 `kafka-console-consumer.sh --formatter ...` output (any release). Plain or gzip; the kind is
 told from the content.
 
+Newer brokers: a value version above the ones kgroup knows is read as Kafka reads it (KIP-915:
+the fields kgroup knows, the version as written); a record type kgroup does not know is
+skipped with a warning (not a problem), as Kafka's coordinator loader skips it.
+
 exit status: 0 all read; 1 the dump had unreadable parts (reported on stderr with file and
 byte position or line; every readable record is still used); 2 bad usage, or a path that is
 missing or cannot be read at all.
@@ -62,7 +67,8 @@ records of unknown types print nothing, as in Kafka.
 headers, one `| offset: ...` line per record, endTxnMarker lines.
 
 Problems go to stderr with their file and byte position (segments) or line (text dumps);
-the records around them are still printed, and the exit status is 1.
+the records around them are still printed, and the exit status is 1. Records of unknown
+types print nothing and a warning (exit status 0), as Kafka's loader only warns about them.
 
 examples:
   kgroup dump decode data/samples/offsets
@@ -90,6 +96,12 @@ transactional offsets become visible at their COMMIT marker, aborted ones never,
 whose marker comes after --at are listed as pending. Record types kgroup cannot replay yet
 are skipped with a warning. offsets.topic.num.partitions (which partition each group
 lives on) is inferred from the dump unless --partitions gives it.
+
+KIP-848, Streams and share records name topics by id only. When a dump path is a broker's log
+dir holding the KRaft metadata log (`__cluster_metadata-0`: its newest `.checkpoint` snapshot,
+then its segments), or --metadata points at one, the cluster is built from it: groups show
+topic names and partition counts, offsets.topic.num.partitions comes from it, and the log dir's
+replication-offset-checkpoint (high watermarks) adds each committed offset's lag.
 
 examples:
   kgroup dump describe data/samples/transactions
@@ -162,13 +174,16 @@ class _Problems:
     """Prints the report's problems to stderr as they are found."""
 
     def __init__(self, report: DumpReport, err: TextIO) -> None:
-        self.report, self.err, self.shown = report, err, 0
+        self.report, self.err, self.shown, self.warned = report, err, 0, 0
 
     def flush(self) -> None:
-        problems = self.report.problems
+        problems, warnings_ = self.report.problems, self.report.warnings
         while self.shown < len(problems):
             self.err.write(f"kgroup: {problems[self.shown]}\n")
             self.shown += 1
+        while self.warned < len(warnings_):  # records of unknown types: skipped, as Kafka does
+            self.err.write(f"kgroup: warning: {warnings_[self.warned]}\n")
+            self.warned += 1
 
     def tap(self, entries: Iterator[DumpEntry]) -> Iterator[DumpEntry]:
         for e in entries:
@@ -184,6 +199,8 @@ class _Problems:
         n = len(r.problems) + r.problems_dropped + extra
         if r.problems_dropped:
             self.err.write(f"kgroup: ... and {r.problems_dropped} more problems not listed\n")
+        if r.warnings_dropped:
+            self.err.write(f"kgroup: ... and {r.warnings_dropped} more warnings not listed\n")
         if n or not r.ok:
             self.err.write(f"kgroup: {n} problem(s) in {r.files} file(s); every readable record was {done}\n")
             return EXIT_PROBLEMS
@@ -270,7 +287,11 @@ def _stats(args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], _Prob
         "groups": [{"topic": t, "group": g, "records": sum(c.values()), "by_type": dict(sorted(c.items()))}
                    for (t, g), c in sorted(groups.items())],
         "problems": [str(p) for p in report.problems],
+        "cluster_metadata": None,
     }
+    found = find_cluster_metadata(paths)
+    if found is not None:  # named here; `describe` uses it
+        stats["cluster_metadata"] = read_cluster_metadata(found).as_dict()
     return stats, problems
 
 
@@ -280,6 +301,10 @@ def _cmd_stats(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         _json(stats, out)
         return problems.finish("counted")
     lines = [problems.report.summary(), ""]
+    md = stats["cluster_metadata"]
+    if md is not None:
+        lines.append(f"cluster metadata: {len(md['topics'])} topics from {md['source']} "
+                     f"(kgroup dump describe names the groups' topics with it)")
     tr = stats["time_range"]
     if tr["first"] is not None:
         lines.append(f"time range: {tr['first_iso']} .. {tr['last_iso']}  ({tr['first']} .. {tr['last']})")
@@ -329,6 +354,8 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
     lines = [head]
     if d.get("status"):
         lines.append(f"  not ready: {d['status']}")
+    if d.get("topics"):
+        lines.append("  topics: " + ", ".join(f"{t['name']} ({t['partitions']} partitions)" for t in d["topics"]))
     members = d.get("members") or []
     if members:
         keys: list[str] = []
@@ -342,7 +369,8 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
         lines.append("  members: none")
     if d["offsets"]:
         lines.append(f"  committed offsets ({len(d['offsets'])}):")
-        lines += _table(_offset_rows(d["offsets"]), _OFFSET_COLUMNS, indent="    ")
+        lag = [("log_end_offset", "log end offset"), ("lag", "lag")] if any("lag" in r for r in d["offsets"]) else []
+        lines += _table(_offset_rows(d["offsets"]), _OFFSET_COLUMNS[:3] + lag + _OFFSET_COLUMNS[3:], indent="    ")
     else:
         lines.append("  committed offsets: none")
     if d["pending_offsets"]:
@@ -361,6 +389,12 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.at is not None:
         kind, value = args.at
         kw["offset" if kind == "offset" else "at"] = value
+    if args.metadata is not None:
+        if not os.path.exists(args.metadata):
+            raise _Usage(f"--metadata: no such file or directory: {args.metadata}")
+        kw["metadata"] = args.metadata
+    elif args.no_metadata:
+        kw["metadata"] = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c = replay(paths, report=report, progress=_progress(args), num_partitions=args.partitions, **kw)
@@ -383,9 +417,22 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     lines = [f"replayed {replayed} records and {stats.markers} transaction markers ({stats.cut_text()})",
              f"clock: {format_ms(c.now())} ({c.now()})",
              f"offsets.topic.num.partitions: {stats.num_partitions} ({stats.num_partitions_reason})"]
+    md = stats.cluster_metadata
+    if md is not None:
+        lines.append(f"cluster metadata: {len(md['topics'])} topics from {md['source']}"
+                     + (f" (snapshot {Path(md['snapshot']).name}, then the log)" if md["snapshot"] else ""))
+    elif any(d.get("unnamed_topic_ids") for d in groups):
+        lines.append("topics are shown by id: the dump holds no cluster metadata. Add the broker's metadata log "
+                     "(its log dir, or --metadata <log dir>/__cluster_metadata-0) to see names, partition counts "
+                     "and lag")
     if stats.after_cut:
         lines.append(f"left out after the cut: {stats.after_cut} entries")
-    not_fed = {**stats.skipped, **{f"{t} (no replay yet)": n for t, n in stats.unreplayed.items()}}
+    not_fed = {**{why: n for why, n in stats.skipped.items() if not why.startswith("records of unknown type ")},
+               **{f"{t} (no replay yet)": n for t, n in stats.unreplayed.items()}}
+    if stats.unknown_types:
+        lines.append("skipped records of unknown type (as Kafka's coordinator loader does: a newer broker's type, "
+                     "or one left over from an aborted upgrade): "
+                     + ", ".join(f"type {t} x{n}" for t, n in sorted(stats.unknown_types.items())))
     if not_fed:
         lines.append("not replayed: " + ", ".join(f"{why} x{n}" for why, n in sorted(not_fed.items())))
     lines.append("")
@@ -488,7 +535,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--group", metavar="G", help="only this group")
     p.add_argument("--at", type=_at_type, metavar="TIME|offset:N", help="the moment to show (see below)")
     p.add_argument("--partitions", type=int, metavar="N",
-                   help="offsets.topic.num.partitions of the cluster (default: inferred from the dump)")
+                   help="offsets.topic.num.partitions of the cluster (default: from the cluster metadata, "
+                        "else inferred from the dump)")
+    p.add_argument("--metadata", metavar="DIR",
+                   help="the broker's KRaft metadata log (__cluster_metadata-0, or the log dir holding it) for "
+                        "topic names, partition counts and lag (default: looked for in the dump paths)")
+    p.add_argument("--no-metadata", action="store_true", help="do not look for a metadata log in the dump paths")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=_cmd_describe)
 

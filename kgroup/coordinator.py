@@ -35,6 +35,7 @@ from kgroup.log.batch import ControlType
 from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
 from kgroup.protocol import api_name, build, get, response_class
+from kgroup.records import UnknownRecordTypeError
 from kgroup.runtime import HANDLERS, LOAD_HOOKS, REPLAYERS, Marker, PendingResponse, Result, Timers, handles
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -75,6 +76,8 @@ class Coordinator:
         self.offsets = OffsetsManager(self)
         self.timers = Timers()
         self.unreplayed: Counter[str] = Counter()  # record types no replay knows yet
+        #: record type number -> records of a type kgroup does not know, skipped on load
+        self.unknown_record_types: Counter[int] = Counter()
         #: soft state group types keep outside records and groups (e.g. Streams internal-topic
         #: creation in flight); like timers, a reloaded coordinator starts without it
         self.soft_state: dict[str, Any] = {}
@@ -180,7 +183,16 @@ class Coordinator:
                 self.offsets.store.replay_marker(entry.producer_id, entry.control.type == ControlType.COMMIT,
                                                  entry.partition)
             return
-        record = entry.record
+        try:
+            record = entry.record
+        except UnknownRecordTypeError as exc:
+            # Kafka's CoordinatorLoaderImpl: warn, ignore the record, load the rest
+            if not self.unknown_record_types[exc.record_type]:
+                warnings.warn(f"unknown record type {exc.record_type} in __consumer_offsets-{entry.partition} at "
+                              f"offset {entry.offset}; ignored, as Kafka's coordinator loader does (it could be "
+                              f"left over from an aborted upgrade)", stacklevel=2)
+            self.unknown_record_types[exc.record_type] += 1
+            return
         fn = REPLAYERS.get(type(record))
         if fn is None:
             name = type(record).__name__

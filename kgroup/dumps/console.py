@@ -61,7 +61,7 @@ def _entry(source: str, lineno: int, parsed: Parsed, topic: str | None, prefix: 
                       prefix.get("offset"), prefix.get("timestamp"), None, lineno, parsed.record, None, None,
                       fields=parsed.fields, error=parsed.error, meta={"text": text})
     if parsed.error is not None:
-        report.problem(source, parsed.error, line=lineno)
+        report.unreadable(entry, source, line=lineno)
     report.count_entry(entry)
     return entry
 

@@ -317,6 +317,6 @@ def _record_line(body: str, one_line: bool, lineno: int, source: str, section: _
         entry.topic = parsed.topic
     entry.record, entry.fields, entry.error = parsed.record, parsed.fields, parsed.error
     if parsed.error is not None:
-        report.problem(source, parsed.error, line=lineno)
+        report.unreadable(entry, source, line=lineno)
     report.count_entry(entry)
     yield from order.data(entry, transactional)

@@ -16,7 +16,7 @@ import base64
 import binascii
 from typing import Any
 
-from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, kafka_str_to_uuid
+from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, UnsupportedVersionError, kafka_str_to_uuid
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE, CoordinatorRecord
 from kgroup.records.schema import Field, Struct
 
@@ -204,12 +204,13 @@ def value_from_json(cls: type[CoordinatorRecord], key: Any, version: int | str |
         v = int(version)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise JsonRecordError(f"{cls.NAME}: value version must be a number, got {version!r}") from None
-    if v not in cls.VALUE_VERSIONS:
-        raise JsonRecordError(f"unsupported {cls.NAME} value version {v} "
-                              f"(known: {', '.join(map(str, cls.VALUE_VERSIONS))})")
+    try:
+        layout = cls.layout_version(v)  # KIP-915: a newer version of a flexible value reads as the newest known
+    except UnsupportedVersionError as exc:
+        raise JsonRecordError(str(exc)) from None
     if cls.NAME == "GroupMetadata" and isinstance(value_data, dict):
         value_data = _collapse_consumer_protocol(value_data)
-    value = struct_from_json(cls.SCHEMA.value, v, value_data, f"{cls.NAME} value v{v}")
+    value = struct_from_json(cls.SCHEMA.value, layout, value_data, f"{cls.NAME} value v{v}")
     return cls(key, value, v)
 
 

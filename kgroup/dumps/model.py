@@ -156,10 +156,14 @@ class DumpReport:
 
     Every entry yielded is counted in exactly one of `records` (typed record), `partial`
     (older text forms), `control`, `unknown` (unknown record type) and `decode_errors`, so
-    ``entries == records + partial + control + unknown + decode_errors``. Problems are unknown
-    types, decode errors, corrupt byte spans (`corrupt_spans`, `corrupt_bytes`) and text lines
-    that are not part of any dump form (`garbage_lines`). At most `max_problems` problems are
-    kept in `problems` (the counts stay exact; `problems_dropped` says how many were left out).
+    ``entries == records + partial + control + unknown + decode_errors``. Problems are decode
+    errors, corrupt byte spans (`corrupt_spans`, `corrupt_bytes`) and text lines that are not
+    part of any dump form (`garbage_lines`). Records of a type kgroup does not know are not
+    problems but `warnings` (same form, counted by type in `unknown_types`): Kafka's coordinator
+    loader skips them with a warning too (a newer broker's type, or one left over from an aborted
+    upgrade). At most `max_problems` problems (and as many warnings) are kept in `problems` and
+    `warnings` (the counts stay exact; `problems_dropped`/`warnings_dropped` say how many were
+    left out).
     """
 
     def __init__(self, max_problems: int = 100_000):
@@ -182,6 +186,8 @@ class DumpReport:
         self.kinds: Counter[str] = Counter()
         self.problems: list[DumpProblem] = []
         self.problems_dropped = 0
+        self.warnings: list[DumpProblem] = []
+        self.warnings_dropped = 0
 
     # ---- counting (used by the readers) --------------------------------------------------
     def problem(self, file: str, reason: str, *, position: int | None = None, line: int | None = None) -> None:
@@ -189,6 +195,22 @@ class DumpReport:
             self.problems.append(DumpProblem(file, position, line, reason))
         else:
             self.problems_dropped += 1
+
+    def warning(self, file: str, reason: str, *, position: int | None = None, line: int | None = None) -> None:
+        """Something skipped on purpose, as Kafka skips it (a record of an unknown type)."""
+        if len(self.warnings) < self.max_problems:
+            self.warnings.append(DumpProblem(file, position, line, reason))
+        else:
+            self.warnings_dropped += 1
+
+    def unreadable(self, entry: DumpEntry, file: str, *, position: int | None = None,
+                   line: int | None = None) -> None:
+        """Report why `entry` has no record: a warning for an unknown record type, else a problem."""
+        if entry.fields is not None and entry.fields.get("unknown_type") is not None:
+            self.warning(file, f"{entry.error}; skipped, as Kafka's coordinator loader skips a record type it "
+                               f"does not know", position=position, line=line)
+        else:
+            self.problem(file, entry.error or "unreadable entry", position=position, line=line)
 
     def count_entry(self, entry: DumpEntry) -> None:
         self.entries += 1
@@ -224,7 +246,8 @@ class DumpReport:
 
     @property
     def problem_count(self) -> int:
-        return self.unknown + self.decode_errors + self.corrupt_spans + self.garbage_lines
+        """Unreadable parts (records of unknown types are not: see `warnings`)."""
+        return self.decode_errors + self.corrupt_spans + self.garbage_lines
 
     @property
     def ok(self) -> bool:
@@ -241,6 +264,7 @@ class DumpReport:
             "bytes_read": self.bytes_read, "lines_read": self.lines_read,
             "by_type": dict(self.by_type), "unknown_types": dict(self.unknown_types), "txn": dict(self.txn),
             "kinds": dict(self.kinds), "problems": len(self.problems) + self.problems_dropped,
+            "warnings": len(self.warnings) + self.warnings_dropped,
         }
 
     def summary(self) -> str:
@@ -258,7 +282,8 @@ class DumpReport:
         if txn:
             lines.append("transactional: " + ", ".join(f"{c} {k}" for k, c in sorted(txn.items())))
         if self.unknown_types:
-            lines.append("unknown record types: " + ", ".join(f"{t} (x{c})" for t, c in sorted(self.unknown_types.items())))
+            lines.append("unknown record types (skipped, as Kafka's coordinator loader skips them): "
+                         + ", ".join(f"{t} (x{c})" for t, c in sorted(self.unknown_types.items())))
         if self.corrupt_spans:
             lines.append(f"corrupt: {self.corrupt_spans} span(s), {self.corrupt_bytes} bytes")
         if self.garbage_lines:

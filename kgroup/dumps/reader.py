@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from kgroup.log.segment import parse_segment_file_name
+from kgroup.log.segment import parse_partition_dir_name, parse_segment_file_name
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
 from .console import looks_like_console, read_console_lines
@@ -111,6 +111,10 @@ def _open_text(path: Path) -> IO[str]:
 def _plan(paths: Iterable[Path], topic: str | None) -> list[tuple[str, Path | SegmentUnit]]:
     plan: list[tuple[str, Path | SegmentUnit]] = []
     for p in paths:
+        parsed = parse_partition_dir_name((p if p.is_dir() else p.parent).name)
+        if parsed is not None and parsed[0] == "__cluster_metadata":
+            raise DumpError(f"{p}: the KRaft metadata log, not a coordinator topic: replay (kgroup dump describe) "
+                            f"reads it for topic names")
         kind = open_dump(p)
         if kind == "segment":
             units = segment_units(p, topic)

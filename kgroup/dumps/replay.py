@@ -18,7 +18,8 @@ does not punch holes. Text dumps without offsets or timestamps cannot be cut tha
 
 What cannot be replayed is skipped, never guessed: records of a type kgroup has no replay for
 yet (the Coordinator warns once per type; `c.unreplayed` counts them), records of a type unknown
-to kgroup, partial records from older text forms (3.7 and earlier kafka-dump-log, 3.x
+to kgroup (as Kafka's coordinator loader skips them: a newer broker's type, or one left over from
+an aborted upgrade; counted by type in `replay_stats.unknown_types`), partial records from older text forms (3.7 and earlier kafka-dump-log, 3.x
 formatters) and undecodable ones -- each kind warned once and counted in `c.replay_stats`.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ import heapq
 import itertools
 import os
 import re
+import uuid
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,6 +45,7 @@ from kgroup.log import ControlMarker, ControlType, OffsetsLog, encode_batch, enc
 from kgroup.log.partitioner import DEFAULT_OFFSETS_PARTITIONS, java_abs, java_string_hashcode
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
+from .metadata import METADATA_DIR, ClusterMetadata, find_cluster_metadata, is_metadata_path, read_cluster_metadata
 from .model import DumpEntry, DumpError, DumpReport
 from .reader import read_dump
 
@@ -154,6 +157,11 @@ class ReplayStats:
     skipped: Counter = field(default_factory=Counter)
     #: record type -> records the coordinator has no replay for yet (`Coordinator.unreplayed`)
     unreplayed: dict[str, int] = field(default_factory=dict)
+    #: record type number -> records of a type kgroup does not know, skipped as Kafka's loader does
+    unknown_types: Counter = field(default_factory=Counter)
+    #: the KRaft metadata log the cluster (topic names, ids, partition counts) was built from
+    #: (`ClusterMetadata.as_dict()`), or None when there was none
+    cluster_metadata: dict | None = None
     #: partition -> the last offset fed
     last_offsets: dict[int, int] = field(default_factory=dict)
     first_timestamp: int | None = None
@@ -163,6 +171,8 @@ class ReplayStats:
         return {"num_partitions": self.num_partitions, "num_partitions_reason": self.num_partitions_reason,
                 "offset": self.offset, "at": self.at, "records": self.records, "markers": self.markers,
                 "after_cut": self.after_cut, "skipped": dict(self.skipped), "unreplayed": dict(self.unreplayed),
+                "unknown_types": {str(t): n for t, n in sorted(self.unknown_types.items())},
+                "cluster_metadata": self.cluster_metadata,
                 "last_offsets": {str(p): o for p, o in sorted(self.last_offsets.items())},
                 "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp}
 
@@ -175,16 +185,44 @@ class ReplayStats:
         return "the whole dump"
 
 
-def _entries(paths_or_entries: Any, topic: str, report: DumpReport, progress: bool) -> Iterator[DumpEntry]:
+def _split_paths(paths_or_entries: Any) -> tuple[Any, list[Any]]:
+    """(what to read entries from, the paths given -- [] for entries); a metadata log given as a
+    path is not a dump of __consumer_offsets and is left out of the first."""
     if isinstance(paths_or_entries, (str, os.PathLike)):
+        paths = [paths_or_entries]
+    else:
+        items = iter(paths_or_entries)
+        first = next(items, None)
+        if first is None:
+            return (), []
+        if isinstance(first, DumpEntry):
+            return itertools.chain((first,), items), []
+        paths = [first, *items]
+    dumps = [p for p in paths if not is_metadata_path(p)]
+    if not dumps:
+        raise DumpError(f"only a metadata log was given ({', '.join(map(str, paths))}); give the "
+                        f"__consumer_offsets dump too")
+    return dumps, paths
+
+
+def _entries(paths_or_entries: Any, topic: str, report: DumpReport, progress: bool) -> Iterator[DumpEntry]:
+    if isinstance(paths_or_entries, list):
         return read_dump(paths_or_entries, topic=topic, report=report, progress=progress)
-    items = iter(paths_or_entries)
-    first = next(items, None)
-    if first is None:
-        return iter(())
-    if isinstance(first, DumpEntry):
-        return itertools.chain((first,), items)
-    return read_dump([first, *items], topic=topic, report=report, progress=progress)
+    return iter(paths_or_entries)
+
+
+def _cluster_metadata(metadata: Any, paths: list[Any]) -> ClusterMetadata | None:
+    """The metadata log asked for (`metadata` a path), found among the dump paths (None), or not wanted (False)."""
+    if metadata is False:
+        return None
+    if metadata is None or metadata is True:
+        found = find_cluster_metadata(p for p in paths if os.path.exists(p))
+        if found is None:
+            if metadata is True:
+                raise DumpError(f"no {METADATA_DIR} directory in {', '.join(map(str, paths)) or 'the entries given'}")
+            return None
+        metadata = found
+    return read_cluster_metadata(metadata)
 
 
 def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1, *, depth: int = 0) -> None:
@@ -192,8 +230,17 @@ def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1, *, dept
     `depth`: frames between `_replay` and the caller (the warning names the caller of `replay`)."""
     if reason not in warned:
         warned.add(reason)
-        warnings.warn(f"kgroup cannot replay {reason}; skipped", stacklevel=4 + depth)
+        if reason.startswith(_UNKNOWN_TYPE):
+            # Kafka's CoordinatorLoaderImpl: warn, ignore the record, load the rest
+            message = (f"skipped {n} {reason}, as Kafka's coordinator loader does (a newer broker's record "
+                       f"type, or one left over from an aborted upgrade)")
+        else:
+            message = f"kgroup cannot replay {reason}; skipped"
+        warnings.warn(message, stacklevel=4 + depth)
     stats.skipped[reason] += n
+
+
+_UNKNOWN_TYPE = "records of unknown type "
 
 
 def _why_not(entry: DumpEntry) -> str | None:
@@ -205,7 +252,7 @@ def _why_not(entry: DumpEntry) -> str | None:
     if entry.record is not None:
         return None
     if entry.fields is not None and entry.fields.get("unknown_type") is not None:
-        return f"records of unknown type {entry.fields['unknown_type']}"
+        return f"{_UNKNOWN_TYPE}{entry.fields['unknown_type']}"
     if entry.error is not None:
         return "undecodable records"
     return "partial records of older text forms (they carry only some fields)"
@@ -272,7 +319,8 @@ def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: Replay
 
 def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | datetime | None = None,
            topic: str | None = None, report: DumpReport | None = None, progress: bool = False,
-           num_partitions: int | None = None, **coordinator_kw: Any) -> Coordinator:
+           num_partitions: int | None = None, metadata: str | os.PathLike[str] | bool | None = None,
+           **coordinator_kw: Any) -> Coordinator:
     """A coordinator holding the state a dump describes, whole or up to a cut.
 
     `paths_or_entries`: dump path(s) of any kind `read_dump` reads, or `DumpEntry`s already read.
@@ -284,6 +332,14 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
     `infer_num_partitions`: group placement depends on it; the highest partition seen + 1 is only
     a lower bound). Other keywords go to `Coordinator` (cluster, config, profile, ...).
 
+    `metadata`: the broker's KRaft metadata log (`__cluster_metadata-0`, or a log dir holding
+    it), which names every topic: the coordinator's cluster is built from it (topic names, ids,
+    partition counts, and end offsets from the log dir's `replication-offset-checkpoint`), so
+    KIP-848, Streams and share groups show topic names, and `offsets.topic.num.partitions` is
+    the `__consumer_offsets` partition count it gives. By default it is looked for among the dump
+    paths (a log dir holding `__cluster_metadata-0`, or that directory given as a path);
+    `metadata=False` ignores it. Topics go into a `cluster=` given too (those it lacks).
+
     The result is a live coordinator (clock at the cut, or at the last record) with
     `replay_stats` (a `ReplayStats`). Raises `DumpError` for unreadable paths and for cuts the
     dump cannot support. Memory: the replayed records are held, as the coordinator's log keeps
@@ -291,11 +347,11 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
     """
     with gc_paused():  # entries, log and state: a great many long-lived objects, no cycles
         return _replay(paths_or_entries, offset=offset, at=at, topic=topic, report=report, progress=progress,
-                       num_partitions=num_partitions, **coordinator_kw)
+                       num_partitions=num_partitions, metadata=metadata, **coordinator_kw)
 
 
 def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | datetime | None, topic: str | None,
-            report: DumpReport | None, progress: bool, num_partitions: int | None,
+            report: DumpReport | None, progress: bool, num_partitions: int | None, metadata: Any,
             **coordinator_kw: Any) -> Coordinator:
     if offset is not None and at is not None:
         raise ValueError("give offset or at, not both")
@@ -309,6 +365,12 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
         raise TypeError(f"offset must be an int, got {offset!r}")
     rep = report if report is not None else DumpReport()
     warned: set[str] = set()
+    source, paths = _split_paths(paths_or_entries)
+    md = _cluster_metadata(metadata, paths)
+    if md is not None:
+        for problem in md.problems:
+            warnings.warn(f"cluster metadata: {problem}", stacklevel=3)
+        coordinator_kw["cluster"] = md.cluster(coordinator_kw.get("cluster"))
 
     # 1. Read and cut, keeping each partition's entries in log order.
     by_partition: dict[int | None, list[DumpEntry]] = {}
@@ -316,7 +378,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
     placements: dict[str, int] = {}
     after_cut = 0
     skipped: Counter[str] = Counter()
-    for e in _entries(paths_or_entries, CONSUMER_OFFSETS, rep, progress):
+    unknown_types: Counter[int] = Counter()
+    for e in _entries(source, CONSUMER_OFFSETS, rep, progress):
         if e.topic != CONSUMER_OFFSETS:
             skipped[f"{e.topic} records (not the group coordinator's)"] += 1
             continue
@@ -339,6 +402,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
         why = _why_not(e)
         if why is not None:
             skipped[why] += 1
+            if why.startswith(_UNKNOWN_TYPE):
+                unknown_types[e.fields["unknown_type"]] += 1
             continue
         by_partition.setdefault(p, []).append(e)
         if p is not None and e.control is None:
@@ -355,10 +420,14 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
     highest = max((p for p in by_partition if p is not None), default=-1)
     if num_partitions is None and given is not None:
         num_partitions = int(given)
+    md_offsets = md.by_name().get(CONSUMER_OFFSETS) if md is not None else None
     if num_partitions is not None:
         reason = "given"
         if highest >= num_partitions:
             raise DumpError(f"the dump has records on partition {highest} but {_NUM_PARTITIONS} is {num_partitions}")
+    elif md_offsets is not None and md_offsets.partition_count > highest:
+        num_partitions = md_offsets.partition_count
+        reason = f"the {CONSUMER_OFFSETS} partition count in the cluster metadata"
     else:
         num_partitions, reason = infer_num_partitions(placements)
         if num_partitions is None:
@@ -367,7 +436,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
                           f"partitions the dump has them on)", stacklevel=3)
             num_partitions, reason = fallback, f"{reason}; fell back to {fallback}"
     overrides[_NUM_PARTITIONS] = num_partitions
-    stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut)
+    stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut,
+                        unknown_types=unknown_types, cluster_metadata=md.as_dict() if md is not None else None)
     for why, n in skipped.items():
         _skip(stats, why, warned, n)
 
@@ -400,10 +470,62 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
 # ---------------------------------------------------------------------------------------------
 # describe
 
-def _offset_row(tp: tuple[str, int], oam: Any) -> dict[str, Any]:
-    return {"topic": tp[0], "partition": tp[1], "offset": oam.offset, "leader_epoch": oam.leader_epoch,
-            "metadata": oam.metadata, "commit_timestamp": oam.commit_timestamp,
-            "expire_timestamp": oam.expire_timestamp}
+def _offset_row(tp: tuple[str, int], oam: Any, cluster: Any = None) -> dict[str, Any]:
+    row = {"topic": tp[0], "partition": tp[1], "offset": oam.offset, "leader_epoch": oam.leader_epoch,
+           "metadata": oam.metadata, "commit_timestamp": oam.commit_timestamp,
+           "expire_timestamp": oam.expire_timestamp}
+    if cluster is not None and tp[0] in cluster:
+        end = cluster.topic(tp[0]).end_offsets.get(tp[1])
+        if end is not None:  # known from the broker's replication-offset-checkpoint (the high watermark)
+            row["log_end_offset"] = end
+            row["lag"] = max(0, end - oam.offset)
+    return row
+
+
+def _topic_id(text: Any) -> uuid.UUID | None:
+    if not isinstance(text, str) or len(text) != 36:
+        return None
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def _name_topics(d: dict[str, Any], cluster: Any) -> None:
+    """Members' partitions keyed by topic id (KIP-848, share groups) keyed by name where the
+    cluster knows the id; `topics` (name, id, partitions) for every topic the group refers to;
+    `unnamed_topic_ids` for ids the cluster does not know (no metadata log, or a deleted topic)."""
+    named: dict[str, Any] = {}
+    unnamed: set[str] = set()
+    for m in d.get("members") or []:
+        for k, v in list(m.items()):
+            if not isinstance(v, dict) or not v:
+                continue
+            ids = [(key, _topic_id(key)) for key in v]
+            if not all(tid is not None for _, tid in ids):
+                continue
+            out = {}
+            for key, tid in ids:
+                try:
+                    name = cluster.topic_name(tid)
+                except KeyError:
+                    unnamed.add(key)
+                    out[key] = v[key]
+                else:
+                    named[name] = tid
+                    out[name] = v[key]
+            m[k] = out
+        for name in m.get("subscribed_topic_names") or []:
+            if name in cluster:
+                named[name] = cluster.topic_id(name)
+    for row in d.get("offsets") or []:
+        if row["topic"] in cluster:
+            named[row["topic"]] = cluster.topic_id(row["topic"])
+    if named:
+        d["topics"] = [{"name": n, "topic_id": str(named[n]), "partitions": cluster.partitions(n)}
+                       for n in sorted(named)]
+    if unnamed:
+        d["unnamed_topic_ids"] = sorted(unnamed)
 
 
 def describe_groups(coordinator: Coordinator, group: str | None = None) -> list[dict[str, Any]]:
@@ -413,6 +535,11 @@ def describe_groups(coordinator: Coordinator, group: str | None = None) -> list[
 
     Offsets without a group (possible in a cut dump) are shown under an empty classic group, as
     Kafka's loader creates one for them.
+
+    Where the coordinator's cluster knows a topic id (a dump replayed with its metadata log, see
+    `replay`), members' partitions are keyed by topic name, `topics` lists the group's topics
+    (name, id, partition count), and committed offsets carry `log_end_offset` and `lag` when the
+    end offset is known; ids the cluster does not know are listed in `unnamed_topic_ids`.
     """
     c = coordinator
     store = c.offsets.store
@@ -426,11 +553,12 @@ def describe_groups(coordinator: Coordinator, group: str | None = None) -> list[
         g = c.groups.get(gid)
         d = (g if g is not None else ClassicGroup(gid)).describe()
         d["partition"] = c.partition_for(gid)
-        d["offsets"] = [_offset_row(tp, oam) for tp, oam in sorted(store.group_offsets(gid).items())]
+        d["offsets"] = [_offset_row(tp, oam, c.cluster) for tp, oam in sorted(store.group_offsets(gid).items())]
         pending = []
         for pid, groups in sorted(store.pending.items()):
             for tp, oam in sorted(groups.get(gid, {}).items()):
                 pending.append({"producer_id": pid, **_offset_row(tp, oam)})
         d["pending_offsets"] = pending
+        _name_topics(d, c.cluster)
         out.append(d)
     return out

@@ -108,7 +108,7 @@ def _decode(entry: DumpEntry, path: str, position: int, report: DumpReport) -> N
     except UnknownRecordTypeError as exc:
         entry.error = f"unknown record type {exc.record_type} at offset {entry.offset}"
         entry.fields = {"unknown_type": exc.record_type}
-        report.problem(path, entry.error, position=position)
+        report.unreadable(entry, path, position=position)
     except RecordError as exc:
         entry.error = f"cannot decode record at offset {entry.offset}: {exc}"
         report.problem(path, entry.error, position=position)

@@ -17,6 +17,7 @@ import threading
 from enum import IntEnum
 
 import cramjam
+from xxhash import xxh32_intdigest as _xxh32_intdigest
 
 __all__ = ["Compression", "CompressionError", "compress", "decompress"]
 
@@ -63,50 +64,13 @@ class CompressionError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------
-# xxHash32 (only ever applied to the few bytes of an LZ4 frame descriptor, so pure Python is fine)
-
-_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
-_M32 = 0xFFFFFFFF
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _M32
+# xxHash32 of the LZ4 frame descriptor: the `xxhash` library (a dependency already, for the
+# KIP-848 metadata hash)
 
 
 def xxh32(data: bytes, seed: int = 0) -> int:
-    """xxHash32 of `data` (reference algorithm)."""
-    n = len(data)
-    i = 0
-    if n >= 16:
-        v1 = (seed + _P1 + _P2) & _M32
-        v2 = (seed + _P2) & _M32
-        v3 = seed & _M32
-        v4 = (seed - _P1) & _M32
-        limit = n - 16
-        while i <= limit:
-            v1 = _rotl((v1 + int.from_bytes(data[i:i + 4], "little") * _P2) & _M32, 13) * _P1 & _M32
-            v2 = _rotl((v2 + int.from_bytes(data[i + 4:i + 8], "little") * _P2) & _M32, 13) * _P1 & _M32
-            v3 = _rotl((v3 + int.from_bytes(data[i + 8:i + 12], "little") * _P2) & _M32, 13) * _P1 & _M32
-            v4 = _rotl((v4 + int.from_bytes(data[i + 12:i + 16], "little") * _P2) & _M32, 13) * _P1 & _M32
-            i += 16
-        h = (_rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)) & _M32
-    else:
-        h = (seed + _P5) & _M32
-    h = (h + n) & _M32
-    while i + 4 <= n:
-        h = (h + int.from_bytes(data[i:i + 4], "little") * _P3) & _M32
-        h = _rotl(h, 17) * _P4 & _M32
-        i += 4
-    while i < n:
-        h = (h + data[i] * _P5) & _M32
-        h = _rotl(h, 11) * _P1 & _M32
-        i += 1
-    h ^= h >> 15
-    h = h * _P2 & _M32
-    h ^= h >> 13
-    h = h * _P3 & _M32
-    h ^= h >> 16
-    return h
+    """xxHash32 of `data`."""
+    return _xxh32_intdigest(data, seed)
 
 
 # --------------------------------------------------------------------------------------------

@@ -51,6 +51,10 @@ class CoordinatorRecord(tuple):
     Key: ClassVar[type[StructBase]]
     Value: ClassVar[type[StructBase]]
     VALUE_VERSIONS: ClassVar[tuple[int, ...]]
+    HIGHEST_VERSION: ClassVar[int]         # the highest value version kgroup knows
+    #: KIP-915: values at the highest known version are flexible, so a newer version is read
+    #: with that version's layout (its unknown tagged fields kept)
+    FORWARD_COMPATIBLE: ClassVar[bool]
     DEFAULT_VERSION: ClassVar[int]         # the value version Kafka writes today
     SCHEMA: ClassVar[RecordSchema]
     _VALUE_DECODERS: ClassVar[dict[int, Callable]]
@@ -70,6 +74,8 @@ class CoordinatorRecord(tuple):
         cls.Key = build_message_classes(schema.key)
         cls.Value = build_message_classes(schema.value)
         cls.VALUE_VERSIONS = schema.value.version_list
+        cls.HIGHEST_VERSION = schema.value.version_list[-1]
+        cls.FORWARD_COMPATIBLE = schema.value.is_flexible(cls.HIGHEST_VERSION)
         cls.DEFAULT_VERSION = schema.default_version
         cls._VALUE_DECODERS = {}
         cls._KEY_DECODER = staticmethod(get_decoder(schema.key, 0, False, True))
@@ -94,8 +100,23 @@ class CoordinatorRecord(tuple):
             if version is None:
                 version = cls._version_for(value)
             elif version not in cls.VALUE_VERSIONS:
-                raise UnsupportedVersionError(cls.NAME, version, cls.VALUE_VERSIONS)
+                cls.layout_version(version)  # raises unless a newer version of a flexible value
         return _tnew(cls, (key, value, version))
+
+    @classmethod
+    def layout_version(cls, version: int) -> int:
+        """The known value version whose layout reads (and writes) `version`.
+
+        A known version reads as itself. A version above the highest known one reads as the
+        highest known one when that is flexible (KIP-915: newer versions only add tagged fields,
+        which are kept as unknown tagged fields), as Kafka's coordinator loader and its console
+        formatters do. Anything else raises `UnsupportedVersionError`.
+        """
+        if version in cls.VALUE_VERSIONS:
+            return version
+        if version > cls.HIGHEST_VERSION and cls.FORWARD_COMPATIBLE:
+            return cls.HIGHEST_VERSION
+        raise UnsupportedVersionError(cls.NAME, version, cls.VALUE_VERSIONS)
 
     @classmethod
     def _version_for(cls, value: StructBase) -> int:
@@ -177,23 +198,39 @@ class CoordinatorRecord(tuple):
 
 
 def value_decoder(cls: type[CoordinatorRecord], version: int) -> Callable:
-    """``decode(value_bytes, key) -> record`` for one value version (compiled once)."""
+    """``decode(value_bytes, key) -> record`` for one value version (compiled once); a version
+    newer than kgroup knows reads with `layout_version`'s layout and keeps its own number."""
     dec = cls._VALUE_DECODERS.get(version)
     if dec is None:
         m = cls.SCHEMA.value
-        dec = cls._VALUE_DECODERS[version] = get_decoder(m, version, m.is_flexible(version), True,
-                                                         wrap=cls)
+        layout = cls.layout_version(version)
+        dec = get_decoder(m, layout, m.is_flexible(layout), True, wrap=cls)
+        if layout != version:
+            dec = _newer_version_decoder(cls, dec, version)
+        cls._VALUE_DECODERS[version] = dec
     return dec
 
 
+def _newer_version_decoder(cls: type[CoordinatorRecord], dec: Callable, version: int) -> Callable:
+    def decode(buf: bytes, key: StructBase) -> CoordinatorRecord:
+        rec = dec(buf, key)
+        return _tnew(cls, (rec[0], rec[1], version))
+    return decode
+
+
 def value_encoder(cls: type[CoordinatorRecord], version: int) -> Callable:
+    """``encode(value) -> bytes`` at `version` (a newer one: its number, `layout_version`'s layout)."""
     m = cls.SCHEMA.value
-    return get_encoder(m, version, m.is_flexible(version), True)
+    layout = cls.layout_version(version)
+    return get_encoder(m, layout, m.is_flexible(layout), True, prefix=None if layout == version else version)
 
 
 def value_renderer(cls: type[CoordinatorRecord], version: int) -> Callable:
+    """The value's JSON renderer at `version` (a newer one renders the fields kgroup knows, as
+    Kafka's converters do; unknown tagged fields are never printed)."""
     m = cls.SCHEMA.value
-    return get_renderer(m, version, m.is_flexible(version))
+    layout = cls.layout_version(version)
+    return get_renderer(m, layout, m.is_flexible(layout))
 
 
 def key_renderer(cls: type[CoordinatorRecord]) -> Callable:
@@ -207,8 +244,10 @@ def decode_record(key: bytes, value: bytes | None, *,
                   topic: str = CONSUMER_OFFSETS) -> CoordinatorRecord:
     """Decode one `__consumer_offsets` (or `__share_group_state`) record.
 
-    `value=None` gives a tombstone. Raises `UnknownRecordTypeError`,
-    `UnsupportedVersionError` or `RecordDecodeError` (all `RecordError`).
+    `value=None` gives a tombstone. A value version newer than kgroup knows is read with the
+    highest known layout when that is flexible (KIP-915, see `CoordinatorRecord.layout_version`):
+    the record keeps its version, unknown tagged fields are kept. Raises
+    `UnknownRecordTypeError`, `UnsupportedVersionError` or `RecordDecodeError` (all `RecordError`).
     """
     try:
         cls, k, decoders = _KEY_CACHES[topic][key]
@@ -263,13 +302,13 @@ def _decode_value_slow(cls: type[CoordinatorRecord], k: StructBase, value: Any) 
             f"{cls.NAME} value is {len(value)} bytes, too short for the int16 version (value)",
             part="value", position=0, record_name=cls.NAME)
     (version,) = _unpack_h(value)
-    if version not in cls.VALUE_VERSIONS:
-        raise UnsupportedVersionError(cls.NAME, version, cls.VALUE_VERSIONS)
+    layout = cls.layout_version(version)  # raises UnsupportedVersionError
     try:
         return value_decoder(cls, version)(value, k)
     except DecodeFailure as f:
+        read_as = "" if layout == version else f" (read as v{layout}, KIP-915)"
         raise RecordDecodeError(
-            f"cannot decode {cls.NAME} value v{version} at byte {f.pos} of {len(value)}: {f.reason}",
+            f"cannot decode {cls.NAME} value v{version}{read_as} at byte {f.pos} of {len(value)}: {f.reason}",
             part="value", position=f.pos, record_name=cls.NAME) from None
 
 

@@ -130,8 +130,11 @@ def test_unknown_types_and_undecodable_records_are_reported_not_raised(tmp_path)
     assert report.unknown_types == {99: 1, 42: 1} and report.decode_errors == 2 and report.records == 2
     assert report.entries == report.records + report.unknown + report.decode_errors
     seg = str(tmp_path / "__consumer_offsets-0" / "00000000000000000000.log")
-    assert [(p.file, p.position) for p in report.problems] == [(seg, 0)] * 4
-    assert "offset 2" in report.problems[1].reason and "offset 3" in report.problems[2].reason
+    assert [(p.file, p.position) for p in report.problems] == [(seg, 0)] * 2
+    assert "offset 2" in report.problems[0].reason and "offset 3" in report.problems[1].reason
+    # unknown types are skipped with a warning, as Kafka's CoordinatorLoaderImpl does: not problems
+    assert [(p.file, p.position) for p in report.warnings] == [(seg, 0)] * 2
+    assert "unknown record type 99 at offset 1; skipped" in report.warnings[0].reason
 
 
 # --------------------------------------------------------------------------- corruption

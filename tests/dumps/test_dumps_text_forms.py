@@ -71,7 +71,7 @@ def test_dump_log_37_form_keeps_what_it_carries(tmp_path):
                                       "partition": 7, "tombstone": False, "offset": 9, "metadata": "x, y=z"}
     assert entries[8].fields == {"unknown_type": 3} and entries[8].error
     assert report.partial == 7 and report.control == 1 and report.unknown_types == {3: 1}
-    assert [(p.line, p.position) for p in report.problems] == [(15, None)]
+    assert report.problems == [] and [(p.line, p.position) for p in report.warnings] == [(15, None)]
     assert report.by_type == {"OffsetCommit": 6, "GroupMetadata": 1}
     # printing them again gives the original lines back (the 3.7 texts are kept)
     lines = list(render_dump_log(entries))
@@ -135,7 +135,7 @@ def test_dump_log_38_form_rebuilds_records(tmp_path):
     assert v1.batch.magic == 1 and v1.meta["crc"] == 99
     assert v3.record.value.leader_epoch == 10 and v3.line == 12  # --skip-record-metadata line
     assert report.records == 5 and report.unknown_types == {32767: 1} and report.decode_errors == 1
-    assert [p.line for p in report.problems] == [6, 7]
+    assert [p.line for p in report.problems] == [7] and [p.line for p in report.warnings] == [6]
     lines = list(render_dump_log(entries))
     original = DUMP_LOG_38.strip().splitlines()
     assert lines[:9] == original[:9]
@@ -179,14 +179,14 @@ def test_console_4x_json(tmp_path):
     path = _write(tmp_path, "console-4x.txt", "\n".join(CONSOLE_4X) + "\n")
     assert open_dump(path) == "console"
     entries, report = _read(path)
-    assert [type(e.record).__name__ for e in entries] == ["LegacyOffsetCommit"] + ["OffsetCommit"] * 5 + \
-        ["NoneType", "OffsetCommit"]
-    assert [e.record.version for e in entries if e.record is not None] == [0, 0, 1, 2, 3, 4, None]
+    assert [type(e.record).__name__ for e in entries] == ["LegacyOffsetCommit"] + ["OffsetCommit"] * 7
+    assert [e.record.version for e in entries if e.record is not None] == [0, 0, 1, 2, 3, 4, 5, None]
     assert entries[3].record.value.offset == 100 and entries[4].record.value.leader_epoch == 10
     assert entries[7].record.is_tombstone
-    # a value version this code does not know (5) is reported with its line, nothing else is lost
-    assert "unsupported OffsetCommit value version 5" in entries[6].error
-    assert report.decode_errors == 1 and report.problems[0].line == 7
+    # KIP-915: a value version newer than kgroup knows (5) is read with the v4 fields, as Kafka's
+    # OffsetsMessageFormatter reads it, and printed back exactly as it came
+    assert entries[6].record.value.leader_epoch == 10 and str(entries[6].record.to_json()) == CONSOLE_4X[6]
+    assert report.ok and report.records == 8
     assert {e.partition for e in entries} == {None} and {e.kind for e in entries} == {"console"}
 
 

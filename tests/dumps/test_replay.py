@@ -12,6 +12,7 @@ import pytest
 from kgroup import Cluster, Coordinator
 from kgroup import records as R
 from kgroup.dumps import DumpError, DumpReport, describe_groups, read_dump, replay
+from kgroup.dumps.metadata import write_cluster_metadata
 from kgroup.dumps.replay import format_ms, infer_num_partitions, to_epoch_ms
 from kgroup.log import OffsetsLog, partition_for
 from kgroup.protocol import request
@@ -43,8 +44,11 @@ def hard_state(groups: list[dict]) -> list[dict]:
 
 
 def run(name: str, tmp_path: Path) -> tuple[Coordinator, Path]:
+    """The scenario's coordinator and a log dir like its broker's: __consumer_offsets segments and
+    the KRaft metadata log, so a replay knows the topics the writer knew (names, partition counts)."""
     c = SAMPLES.SCENARIOS[name].run()
     c.log.write(tmp_path / name)
+    write_cluster_metadata(c.cluster, tmp_path / name)
     return c, tmp_path / name
 
 
@@ -187,9 +191,11 @@ def test_to_epoch_ms_and_back():
 @pytest.mark.parametrize("name", sorted(SAMPLES.SCENARIOS))
 def test_the_dump_log_rendering_replays_to_the_same_state(name):
     base = SAMPLES.SAMPLES
+    # a log-dir sample's metadata log names topics; the text dump is replayed with it (--metadata)
+    kw = {"metadata": base / name} if SAMPLES.SCENARIOS[name].log_dir else {}
     from_segments = describe_groups(replay(base / name))
-    assert describe_groups(replay(base / f"{name}.dump-log.txt")) == from_segments
-    assert describe_groups(replay(base / f"{name}.dump-log.txt", offset=3)) == \
+    assert describe_groups(replay(base / f"{name}.dump-log.txt", **kw)) == from_segments
+    assert describe_groups(replay(base / f"{name}.dump-log.txt", offset=3, **kw)) == \
         describe_groups(replay(base / name, offset=3))
 
 
@@ -245,18 +251,20 @@ def test_unknown_record_types_are_skipped_and_counted(tmp_path):
     log.append(p, [(unknown_key, b"\x00\x00")], timestamp=T0 + 1)
     log.write(tmp_path)
     report = DumpReport()
-    with pytest.warns(UserWarning, match="unknown type 99"):
+    with pytest.warns(UserWarning, match="skipped 1 records of unknown type 99, as Kafka's coordinator loader"):
         c = replay(tmp_path, report=report)
     assert c.replay_stats.skipped == {"records of unknown type 99": 1}
+    assert c.replay_stats.unknown_types == {99: 1}
+    assert c.replay_stats.as_dict()["unknown_types"] == {"99": 1}
     assert committed(describe_groups(c), "g") == {("t", 0): 5}
-    assert report.unknown == 1 and len(report.problems) == 1
+    assert report.unknown == 1 and report.problems == [] and len(report.warnings) == 1
 
 
 def test_a_segment_given_twice_is_replayed_once(tmp_path):
     original, path = run("transactions", tmp_path)
     seg = next(path.glob("__consumer_offsets-*/*.log"))
     with pytest.warns(UserWarning, match="offset goes back") as warned:
-        c = replay([seg, seg])
+        c = replay([seg, seg], metadata=path)
     assert [w.filename for w in warned] == [__file__]
     assert describe_groups(c) == describe_groups(original)
     assert c.replay_stats.skipped == {"records whose offset goes back (e.g. a segment given twice)": 9}
@@ -271,7 +279,7 @@ def test_entries_already_read_can_be_replayed(tmp_path):
     original, path = run("offsets", tmp_path)
     entries = [e for e in read_dump(path) if e.record is None or getattr(e.record.key, "group", "") == "billing"]
     assert [d["group_id"] for d in describe_groups(replay(entries))] == ["billing"]
-    assert describe_groups(replay(iter(entries)), "billing") == describe_groups(original, "billing")
+    assert describe_groups(replay(iter(entries), metadata=path), "billing") == describe_groups(original, "billing")
 
 
 # ------------------------------------------------------------------------------ partitions

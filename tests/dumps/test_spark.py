@@ -484,3 +484,22 @@ def test_streams_tasks_view_matches_the_replayed_group(spark):
         assert sorted(r["active"]) == sorted(f"{s}_{p}" for s, p in m.assigned.active_ids())
         assert sorted(r["standby"]) == sorted(f"{s}_{p}" for s, p in m.assigned.standby_ids())
     assert {r["topology_epoch"] for r in rows} == {0, 1}          # the rolling bounce is visible
+
+
+def test_newer_value_versions_and_unknown_types_load_as_rows(spark, tmp_path):
+    """KIP-915 through Spark: a v5 OffsetCommit (Kafka's OffsetsMessageFormatter prints it with
+    "version":5) and a newer GroupMetadata load as typed rows, an unknown type as a row with its
+    type number, next to the v3 commits the columnar fast path takes."""
+    v4 = oc("g", "t", 2, 12, version=4)
+    key, value = v4.encode()
+    items = [(*oc("g", "t", p, 10 + p).encode(), T0 + p) for p in range(5)]
+    items[2] = (key, b"\x00\x05" + value[2:], T0 + 2)
+    items[3] = (*raw_record(99, b"\x00\x01x", b"\x00\x00\x00"), T0 + 3)
+    path = write_segment(tmp_path / "__consumer_offsets-0", 0, [encode_batch(items, base_offset=0)])
+    rows = collect(kds.load(spark, tmp_path))
+    assert rows == reference(tmp_path)
+    assert rows[2]["record_type"] == "OffsetCommit" and rows[2]["committed_offset"] == 12 and rows[2]["error"] is None
+    assert json.loads(rows[2]["json"])["value"]["version"] == 5
+    assert rows[3]["record_type"] is None and rows[3]["record_type_id"] == 99
+    assert [r["committed_offset"] for r in rows] == [10, 11, 12, None, 14]
+    assert path.exists()

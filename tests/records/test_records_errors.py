@@ -54,13 +54,21 @@ def test_unknown_topic():
         decode_record(OC_KEY, None, topic="orders")
 
 
+LEGACY_KEY = h("0000", "0001 67", "0001 74", "00000000")            # LegacyOffsetCommit g/t/0
+
+
 def test_unknown_value_version():
+    # KIP-915 reads newer versions of flexible values (test_records_kip915); the 0.8.2 value is
+    # not flexible, so a newer version of it stays an error, as in Kafka
     with pytest.raises(UnsupportedVersionError) as info:
-        decode_record(OC_KEY, h("0005") + OC_V3[2:])
-    assert info.value.version == 5
-    assert str(info.value) == "unsupported OffsetCommit value version 5 (known: 0, 1, 2, 3, 4)"
+        decode_record(LEGACY_KEY, h("0001", "0000000000000001", "0000", "0000000000000002"))
+    assert info.value.version == 1
+    assert str(info.value) == "unsupported LegacyOffsetCommit value version 1 (known: 0)"
+    # a version below the known ones is never read
     with pytest.raises(UnsupportedVersionError, match="ConsumerGroupMemberMetadata value version -2"):
         decode_record(CG_MEMBER_KEY, h("fffe", "00"))
+    with pytest.raises(UnsupportedVersionError, match="unsupported OffsetCommit value version -1"):
+        decode_record(OC_KEY, h("ffff") + OC_V3[2:])
 
 
 @pytest.mark.parametrize("cut", [3, 5, 7, 11])
@@ -154,8 +162,9 @@ def test_errors_are_not_cached():
 def test_construction_validates_version_and_types():
     key = OffsetCommitKey(group="g", topic="t", partition=0)
     value = OffsetCommitValue(offset=1)
-    with pytest.raises(ValueError, match="unsupported OffsetCommit value version 7"):
-        OffsetCommit(key, value, 7)
+    with pytest.raises(ValueError, match="unsupported OffsetCommit value version -1"):
+        OffsetCommit(key, value, -1)
+    assert OffsetCommit(key, value, 7).version == 7  # KIP-915: a newer version of a flexible value
     with pytest.raises(ValueError, match="tombstone has no value version"):
         OffsetCommit(key, None, 3)
     with pytest.raises(TypeError, match="OffsetCommit value must be a OffsetCommitValue"):
