@@ -390,6 +390,54 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
                                   assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
     offsets, end_offsets = _reported_offsets(req)
     group.record_task_offsets(member_id, updated.process_id, offsets, end_offsets)
+    step = advance_member(c, group, member, updated, new_member=new_member, replaced=replaced,
+                          new_topology=new_topology, topology=topology, configured=configured, offsets=offsets,
+                          owned=owned, records=records)
+    reconciled, delayed, follow_ups = step.member, step.delayed, step.follow_ups
+    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
+    if req.shutdown_application:
+        group.shutdown_requested_by = member_id  # soft state, as in Kafka
+
+    response = _response(c, group, req, reconciled, topology, configured, delayed)
+    # Tasks are sent when joining or when they changed (Kafka sends no more than that).
+    if joining or reconciled.assigned != member.assigned:
+        a = reconciled.assigned
+        response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
+                        warmup_tasks=task_ids_data(a.warmup))
+
+    def finish() -> dict:
+        # The endpoint-information epoch moves when this heartbeat's records are replayed.
+        for status in response["status"] or ():
+            if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
+                # The creation starts after this write: say where it stands now.
+                status["status_detail"] += internal_topics.progress(c, group)
+        live = c.groups.get(group_id)
+        if isinstance(live, StreamsGroup):
+            live.adopt_soft_state(group)
+            response["endpoint_information_epoch"] = live.endpoint_information_epoch
+            if req.endpoint_information_epoch != live.endpoint_information_epoch:
+                response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
+        return response
+    return Result(finish, records, then=follow_ups)
+
+
+class MemberStep:
+    """What `advance_member` decided for one member."""
+
+    __slots__ = ("member", "delayed", "follow_ups", "group_epoch")
+
+    def __init__(self, member: StreamsGroupMember, delayed: bool, follow_ups: list, group_epoch: int) -> None:
+        self.member, self.delayed, self.follow_ups, self.group_epoch = member, delayed, follow_ups, group_epoch
+
+
+def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember,
+                   *, new_member: bool, replaced: StreamsGroupMember | None, new_topology: Topology | None,
+                   topology: Topology | None, configured: ConfiguredTopology | None,
+                   offsets: dict[TaskId, int] | None, owned: TaskSets | None, records: list) -> MemberStep:
+    """Steps 3-6 of a heartbeat, shared by StreamsGroupHeartbeat and a classic member's JoinGroup
+    (online migration): write the member, bump the group epoch when the KIP says so, compute a
+    new target assignment when the group epoch is ahead, and reconcile the member."""
+    group_id, member_id, now = group.group_id, updated.member_id, c.now()
 
     if new_topology is not None:
         records.append(new_topology.to_record(group_id))
@@ -463,31 +511,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         schedule_rebalance_timeout(c, group_id, member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms)
     else:
         c.timers.cancel(rebalance_key(group_id, member_id))
-    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
-    if req.shutdown_application:
-        group.shutdown_requested_by = member_id  # soft state, as in Kafka
-
-    response = _response(c, group, req, reconciled, topology, configured, delayed)
-    # Tasks are sent when joining or when they changed (Kafka sends no more than that).
-    if joining or reconciled.assigned != member.assigned:
-        a = reconciled.assigned
-        response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
-                        warmup_tasks=task_ids_data(a.warmup))
-
-    def finish() -> dict:
-        # The endpoint-information epoch moves when this heartbeat's records are replayed.
-        for status in response["status"] or ():
-            if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
-                # The creation starts after this write: say where it stands now.
-                status["status_detail"] += internal_topics.progress(c, group)
-        live = c.groups.get(group_id)
-        if isinstance(live, StreamsGroup):
-            live.adopt_soft_state(group)
-            response["endpoint_information_epoch"] = live.endpoint_information_epoch
-            if req.endpoint_information_epoch != live.endpoint_information_epoch:
-                response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
-        return response
-    return Result(finish, records, then=follow_ups)
+    return MemberStep(reconciled, delayed, follow_ups, group_epoch)
 
 
 def _reported_offsets(req: Any) -> tuple[dict[TaskId, int] | None, dict[TaskId, int] | None]:
@@ -788,7 +812,7 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
             "task_end_offsets": _task_offsets(group.task_end_offsets.get(m.member_id, {})),
             "assignment": _assignment(m.assigned),
             "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
-            "is_classic": False})
+            "is_classic": m.uses_classic_protocol})
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members}
 
