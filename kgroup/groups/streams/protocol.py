@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgroup.assignors.streams import get_task_assignor
+from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, get_task_assignor
 from kgroup.assignors.streams.api import GroupSpec, MemberSpec, SubtopologySpec, TaskId, TaskSets
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config
@@ -157,9 +157,11 @@ def streams_group(c: "Coordinator", group_id: str) -> StreamsGroup:
     return group
 
 
-def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list) -> StreamsGroup:
+def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list,
+                        topology_epoch: int = 0) -> StreamsGroup:
     """Kafka's `getOrMaybeCreateStreamsGroup`: a new group lives in the handler until its
-    records are replayed; an empty classic group gives way."""
+    records are replayed; an empty classic group gives way; under `kip` a classic group with
+    members is converted (KIP-1071 online migration; its members get `topology_epoch`)."""
     group = c.groups.get(group_id)
     if group is None:
         if not create:
@@ -170,6 +172,9 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
     if create and str(group.type) == "classic" and group.is_empty():
         records += group.tombstones()
         return StreamsGroup(group_id, c.cluster)
+    if create and str(group.type) == "classic" and c.profile.streams_online_migration:
+        from .migration import convert_to_streams_group
+        return convert_to_streams_group(c, group, topology_epoch, records)
     raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
 
 
@@ -351,7 +356,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     joining = epoch == 0
     now = c.now()
     records: list = []
-    group = get_or_create_group(c, group_id, joining, records)
+    group = get_or_create_group(c, group_id, joining, records,
+                                req.topology.epoch if joining and req.topology is not None else 0)
     member_id = req.member_id or client_member_id(c)
     owned = _owned(req)
     member, replaced = lookup_member(group, member_id, req.instance_id, joining)
@@ -592,7 +598,8 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
     moved (tombstones for members gone) and then the assignment epoch, as one batch.
     A group that is not ready gets empty targets (KIP: NOT_READY members get no tasks)."""
     gid = group.group_id
-    assignor = get_task_assignor(assignor_name(c, gid, configured))
+    # A worked example's stated targets (FixedTaskAssignor) replace the configured assignor.
+    assignor = c.soft_state.get(TASK_ASSIGNOR_OVERRIDE) or get_task_assignor(assignor_name(c, gid, configured))
     previous = dict(group.target_assignment)
     for new_id, old_id in (renamed or {}).items():   # a replaced static member's target, under its new id
         if old_id in previous:
@@ -699,8 +706,14 @@ def leave(c: "Coordinator", req: Any) -> Result:
 
 
 def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGroupMember], response: Any) -> Result:
-    """Remove members: tombstones (current, target, member) and a group epoch bump."""
+    """Remove members: tombstones (current, target, member) and a group epoch bump; or, when
+    only classic members would remain, the group turns back into a classic group (KIP-1071)."""
     gid = group.group_id
+    if members:
+        from .migration import maybe_downgrade
+        downgrade = maybe_downgrade(c, group, members, response)
+        if downgrade is not None:
+            return downgrade
     records: list = []
     for m in members:
         records += [G.current_assignment_tombstone(gid, m.member_id), G.target_member_tombstone(gid, m.member_id),
@@ -833,7 +846,9 @@ def _after_load(c: "Coordinator") -> None:
             continue
         timeout = group_config(c, group.group_id, "streams.session.timeout.ms")
         for m in group.members.values():
-            schedule_session_timeout(c, group.group_id, m.member_id, timeout)
+            classic = m.classic_member_metadata
+            schedule_session_timeout(c, group.group_id, m.member_id,
+                                     classic.session_timeout_ms if classic is not None else timeout)
             if m.state == MemberState.UNREVOKED_PARTITIONS:
                 schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
 
