@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .api import GroupSpec, TaskAssignorException, TaskSets
+from .api import GroupSpec, TaskSets
 
 
 #: the key of `Coordinator.soft_state` under which a task assignor replaces the configured one
@@ -19,8 +19,10 @@ TASK_ASSIGNOR_OVERRIDE = "streams.task_assignor_override"
 
 
 class FixedTaskAssignor:
-    """Returns `assignment` (member id -> TaskSets); members it does not name get nothing.
-    `assignment` may be replaced between assignments (the next target the example gives)."""
+    """Returns `assignment` (member id -> TaskSets) for the members in the group; members it
+    does not name get nothing, and named members not (yet) in the group are left out, so one
+    stated target serves while members join one by one. `assignment` may be replaced between
+    assignments (the next target the example gives)."""
 
     name = "fixed"
 
@@ -28,9 +30,6 @@ class FixedTaskAssignor:
         self.assignment: dict[str, TaskSets] = dict(assignment or {})
 
     def assign(self, spec: GroupSpec) -> dict[str, TaskSets]:
-        unknown = sorted(m for m in self.assignment if m not in spec.members)
-        if unknown:
-            raise TaskAssignorException(f"The fixed assignment names member(s) not in the group: {', '.join(unknown)}")
         return {mid: self.assignment.get(mid, TaskSets()) for mid in spec.members}
 
     def __repr__(self) -> str:

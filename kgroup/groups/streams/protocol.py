@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, get_task_assignor
-from kgroup.assignors.streams.api import GroupSpec, MemberSpec, SubtopologySpec, TaskId, TaskSets
+from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec, TaskAssignorException, TaskId,
+                                         TaskSets)
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config
 from kgroup.groups.metadata_hash import metadata_hash
@@ -604,7 +605,12 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
     for new_id, old_id in (renamed or {}).items():   # a replaced static member's target, under its new id
         if old_id in previous:
             previous[new_id] = previous[old_id]
-    result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
+    try:
+        result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
+    except TaskAssignorException as e:
+        # Kafka's StreamsGroupHeartbeat turns an assignor failure into UNKNOWN_SERVER_ERROR.
+        raise KafkaError(ErrorCode.unknown_server_error,
+                         f"Failed to compute a new target assignment for epoch {epoch}: {e}") from e
     target: dict[str, TaskSets] = {}
     for mid in members:
         tasks = result.get(mid, EMPTY_TASKS)
