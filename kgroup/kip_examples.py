@@ -362,12 +362,17 @@ def migration_example(*, profile: str = "kip", start_ms: int = 1_718_000_000_000
     def streams_round(phase: str, name: str, **kw: Any) -> bool:
         m = streams[name]
         before = c.position
+        if m.failed:
+            return False     # a Streams client stops on a fatal error (kafka: GROUP_ID_NOT_FOUND here)
         st = step(f"{phase}: {name} heartbeats (epoch {m.epoch})", m.heartbeat(**kw))
-        changed = m.update(s.response_of(st.index))
+        resp = s.response_of(st.index)
+        changed = m.update(resp)
         t = m.tasks
-        ex = Exchange([st.index], streams=f"epoch={m.epoch}, " + tasks_text(
-            [(x, p) for x, ps in t["active"].items() for p in ps], [(x, p) for x, ps in t["standby"].items() for p in ps],
-            [(x, p) for x, ps in t["warmup"].items() for p in ps]))
+        ex = Exchange([st.index], streams=resp.error_code.name.upper() if int(resp.error_code) else (
+            f"epoch={m.epoch}, " + tasks_text(
+                [(x, p) for x, ps in t["active"].items() for p in ps],
+                [(x, p) for x, ps in t["standby"].items() for p in ps],
+                [(x, p) for x, ps in t["warmup"].items() for p in ps])))
         exchanges.setdefault(phase, {}).setdefault(name, []).append(ex)
         return changed or c.position != before
 
@@ -401,7 +406,8 @@ def migration_example(*, profile: str = "kip", start_ms: int = 1_718_000_000_000
         rounds("epoch 25", once=True)
 
     def c_leaves() -> None:
-        step("C leaves (the last Streams-protocol member)", streams["C"].heartbeat(leave=True))
+        if not streams["C"].failed:
+            step("C leaves (the last Streams-protocol member)", streams["C"].heartbeat(leave=True))
         for n in "AB":   # the classic group rebalances: its members are told to rejoin
             m = classic[n]
             st = step(f"C leaves: {n} heartbeats (generation {m.generation})", m.heartbeat())
