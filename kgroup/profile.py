@@ -37,6 +37,10 @@ class Profile:
     #: members and the Streams group serves their JoinGroup/SyncGroup/Heartbeat (kip) vs only an
     #: empty classic group converts and the other protocol is refused while members remain (kafka).
     streams_online_migration: bool
+    #: Streams: a static member leaving with -2 while revoking has its pending revocations treated
+    #: as revoked, UNREVOKED -> STABLE (kip: PR #22245's review) vs left pending (kafka: the merged
+    #: PR took the fix-up out, KAFKA-20680, to change consumer groups at the same time).
+    streams_static_leave_revokes_pending: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
 
@@ -53,6 +57,7 @@ KIP = Profile(
     streams_bump_on_any_member_change=False,
     streams_acceptable_recovery_lag_in_v0=True,
     streams_online_migration=True,
+    streams_static_leave_revokes_pending=True,
     share_archive_acquired_below_spso=True,
 )
 
@@ -68,6 +73,7 @@ KAFKA = Profile(
     streams_bump_on_any_member_change=True,
     streams_acceptable_recovery_lag_in_v0=False,
     streams_online_migration=False,
+    streams_static_leave_revokes_pending=False,
     share_archive_acquired_below_spso=False,
 )
 

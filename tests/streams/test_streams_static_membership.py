@@ -273,3 +273,29 @@ def test_endpoint_information_drops_the_old_member_id_and_follows_task_changes()
     shb(c, "c1", 0, process="pc")                                               # tasks move: epoch moves
     settle(c, "a2", "b1", "c1")
     assert sgroup(c).endpoint_information_epoch > e1
+
+
+def test_leave_minus_two_while_revoking_keeps_the_revocation_pending_kafka():
+    # Kafka as merged: the UNREVOKED -> STABLE fix-up was taken out (KAFKA-20680); the waiting
+    # member gets the tasks only once the -2 member's session ends.
+    c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile="kafka",
+                    config={"group.streams.initial.rebalance.delay.ms": 0})
+    shb(c, "a1", 0, instance="a", process="pa")
+    settle(c, "a1")
+    shb(c, "b1", 0, instance="b", process="pb")
+    shb(c, "a1", epoch_of(c, "a1"), active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
+    assert sgroup(c).members["a1"].state == MemberState.UNREVOKED_PARTITIONS
+    shb(c, "a1", -2, instance="a")
+    a1 = sgroup(c).members["a1"]
+    assert (a1.member_epoch, a1.state) == (-2, MemberState.UNREVOKED_PARTITIONS) and not a1.pending_revocation.is_empty
+    r = shb(c, "b1", epoch_of(c, "b1"), active={}, standby={}, warmup={}, instance="b")
+    assert not tasks_of(r.active_tasks)                             # still waiting for a1's tasks
+
+
+def test_endpoint_information_epoch_ignores_members_without_an_endpoint():
+    # PR #22245 review: bump when the endpoint changes, or the tasks of a member *with* an endpoint.
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa")
+    shb(c, "b1", 0, instance="b", process="pb")
+    settle(c, "a1", "b1")
+    assert sgroup(c).endpoint_information_epoch == 0

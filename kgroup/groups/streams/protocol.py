@@ -702,11 +702,14 @@ def leave(c: "Coordinator", req: Any) -> Result:
         if member.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             return Result(response)  # it already left for a moment: nothing changes
         # A static member leaving for a moment keeps its identity and tasks until its session ends.
-        # Tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE), so the member waiting
-        # for them gets them now instead of after the session timeout. The reviewers of PR #22245
-        # agreed this is right (the merged PR left it to KAFKA-20680 so consumer groups change too).
-        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS,
-                                 state=MemberState.STABLE)
+        # Under `kip`, tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE): a stopped
+        # process runs nothing, so the member waiting for those tasks gets them now instead of after
+        # the session timeout (or the rebalance timeout). PR #22245's reviewers agreed this is right
+        # ("treat unrevoked partitions as revoked on that path"); Kafka's merged PR took it out to
+        # change consumer groups at the same time (KAFKA-20680), which is the `kafka` profile.
+        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+        if c.profile.streams_static_leave_revokes_pending:
+            leaving = leaving.replace(pending_revocation=EMPTY_TASKS, state=MemberState.STABLE)
         return Result(response, [G.current_assignment_record(group.group_id, leaving)])
     return fence_members(c, group, [member], response)
 
