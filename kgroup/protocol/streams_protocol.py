@@ -33,7 +33,6 @@ from __future__ import annotations
 import struct
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable
 
 __all__ = ["StreamsProtocolError", "SubscriptionInfo", "AssignmentInfo", "LATEST_SUPPORTED_VERSION",
            "LATEST_OFFSET", "NO_FOLLOWUP_REBALANCE", "STREAMS_PROTOCOL_NAME", "encode_subscription_info",
@@ -278,12 +277,3 @@ def decode_assignment_info(data: bytes) -> AssignmentInfo:
     standby_by_host = _read_by_host(r, topics)
     error, next_ms = r.fmt("iq")
     return AssignmentInfo(active, standby, by_host, standby_by_host, error, next_ms, version, common)
-
-
-def tasks_of_assignment(info: AssignmentInfo) -> tuple[list[Task], list[Task]]:
-    """(active, standby) task ids, each once and sorted."""
-    return sorted(set(info.active_tasks)), sorted(info.standby_tasks)
-
-
-def pairs(items: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
-    return tuple(sorted(items))

@@ -19,7 +19,7 @@ from kgroup.protocol.streams_protocol import (LATEST_OFFSET, NO_FOLLOWUP_REBALAN
                                               encode_assignment_info, encode_subscription_info)
 from kgroup.scenario import ScriptedClassicStreamsMember
 from tests.kgroup_testing import join
-from tests.streams_testing import STATEFUL, describe, sgroup, shb, tasks_of, written
+from tests.streams_testing import STATEFUL, describe, sgroup, shb
 
 E = ErrorCode
 
@@ -271,3 +271,12 @@ def test_classic_members_subscription_is_what_kafka_streams_sends():
     assert version == 3 and sub.topics == ("orders",) and sub.owned_partitions == (("orders", 1),)
     assert decode_subscription_info(sub.user_data).task_offset_sums == {("0", 1): -2, ("0", 2): 7}
     assert isinstance(Subscription(("x",)), Subscription) and encode_subscription(sub)
+
+
+def test_a_plain_consumer_cannot_join_a_streams_group_kip():
+    # Its subscription carries no Kafka Streams SubscriptionInfo: INCONSISTENT_GROUP_PROTOCOL, nothing written.
+    c = _coord()
+    shb(c, "S", 0, topology=STATEFUL)
+    before = c.position
+    r = join(c, "app", "x", version=9)
+    assert r.done and r.response.error_code == E.inconsistent_group_protocol and c.position == before

@@ -12,7 +12,8 @@
   assignment, and a rebalance starts.
 
 `group.consumer.migration.policy` (disabled | upgrade | downgrade | bidirectional) gates both.
-The same hooks (`classic_join`, `classic_sync`, ...) are what a streams group would provide.
+The same hooks (`classic_join`, `classic_sync`, ...) serve classic members of a Streams group
+(`streams/migration.py`, KIP-1071); what both need is in `kgroup.groups.classic_bridge`.
 """
 from __future__ import annotations
 

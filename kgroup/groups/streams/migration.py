@@ -177,7 +177,8 @@ def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
         member_id = client_member_id(c)
     try:
         if req.protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols or not _supports(group, protocols):
-            raise KafkaError(ErrorCode.inconsistent_group_protocol, f"Member {member_id}'s protocols are not supported.")
+            raise KafkaError(ErrorCode.inconsistent_group_protocol,
+                             f"Member {member_id}'s protocols are not supported.")
         if unknown and instance_id is None and version >= 4:
             future.complete(join_error(member_id, ErrorCode.member_id_required))
             return Result(replay=False)
