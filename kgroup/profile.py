@@ -33,6 +33,14 @@ class Profile:
     streams_bump_on_any_member_change: bool
     #: Streams: AcceptableRecoveryLag is carried in v0's int32 field (kip) vs left 0 there (kafka).
     streams_acceptable_recovery_lag_in_v0: bool
+    #: Streams: online migration (KIP-1071): a StreamsGroupHeartbeat converts a classic group with
+    #: members and the Streams group serves their JoinGroup/SyncGroup/Heartbeat (kip) vs only an
+    #: empty classic group converts and the other protocol is refused while members remain (kafka).
+    streams_online_migration: bool
+    #: Streams: a static member leaving with -2 while revoking has its pending revocations treated
+    #: as revoked, UNREVOKED -> STABLE (kip: PR #22245's review) vs left pending (kafka: the merged
+    #: PR took the fix-up out, KAFKA-20680, to change consumer groups at the same time).
+    streams_static_leave_revokes_pending: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
 
@@ -48,6 +56,8 @@ KIP = Profile(
     streams_assignor_by_statefulness=True,
     streams_bump_on_any_member_change=False,
     streams_acceptable_recovery_lag_in_v0=True,
+    streams_online_migration=True,
+    streams_static_leave_revokes_pending=True,
     share_archive_acquired_below_spso=True,
 )
 
@@ -62,6 +72,8 @@ KAFKA = Profile(
     streams_assignor_by_statefulness=False,
     streams_bump_on_any_member_change=True,
     streams_acceptable_recovery_lag_in_v0=False,
+    streams_online_migration=False,
+    streams_static_leave_revokes_pending=False,
     share_archive_acquired_below_spso=False,
 )
 

@@ -114,13 +114,20 @@ class ScriptedStreamsMember:
         #: the error that stopped this member (a Streams client gives up on these), or None
         self.failed: str | None = None
 
-    def heartbeat(self, *, leave: bool = False, temporary: bool = False) -> Any:
+    def heartbeat(self, *, leave: bool = False, temporary: bool = False, report: bool = False,
+                  task_offsets: dict | None = None, task_end_offsets: dict | None = None) -> Any:
         """The next StreamsGroupHeartbeat request: a leave with epoch -1 when `leave`, or -2 (a
-        static member leaving for a moment, keeping its identity) when `temporary`."""
+        static member leaving for a moment, keeping its identity) when `temporary`. `report`
+        sends the owned tasks even if unchanged; `task_offsets`/`task_end_offsets` map
+        (subtopology, partition) to the changelog offsets the member reports."""
         from kgroup.protocol import request
 
+        def offsets(d: dict | None) -> list[dict] | None:
+            return None if d is None else [{"subtopology_id": st, "partition": p, "offset": o}
+                                           for (st, p), o in sorted(d.items())]
+
         def ids(role: str) -> list[dict] | None:
-            if not self._report and self.epoch != 0:
+            if not (self._report or report) and self.epoch != 0:
                 return None
             return [{"subtopology_id": s, "partitions": ps} for s, ps in sorted(self.tasks[role].items())]
         joining = self.epoch == 0
@@ -132,7 +139,8 @@ class ScriptedStreamsMember:
                     process_id=self.process_id if joining else None,
                     user_endpoint=({"host": self.endpoint[0], "port": self.endpoint[1]}
                                    if joining and self.endpoint else None),
-                    client_tags=[] if joining else None, task_offsets=None, task_end_offsets=None)
+                    client_tags=[] if joining else None, task_offsets=offsets(task_offsets),
+                    task_end_offsets=offsets(task_end_offsets))
         self._report = False
         return request("StreamsGroupHeartbeat", 0, **data)
 
@@ -161,6 +169,106 @@ class ScriptedStreamsMember:
         self.topology = topology or self.topology
         self.epoch, self.tasks, self._report = 0, {"active": {}, "standby": {}, "warmup": {}}, True
         self.failed = None
+
+
+class ScriptedClassicStreamsMember:
+    """A Kafka Streams consumer still on the classic protocol (cooperative rebalancing), for
+    step-by-step scenarios of KIP-1071's online migration. It sends what Kafka Streams sends:
+    JoinGroup with protocol type "consumer", protocol "stream" and a SubscriptionInfo (v11)
+    saying which tasks it runs as active (offset sum -2) and which it keeps as standbys; it
+    reads its tasks from the SyncGroup's AssignmentInfo and, having had to give a task up,
+    rejoins at once (cooperative protocol).
+
+        a = ScriptedClassicStreamsMember("app", "A", {"0": ("input",)}, process_id=..., generation=23,
+                                         active=[("0", 0)], standby=[("0", 1)])
+        s.step("A heartbeats", a.heartbeat());  a.take_heartbeat(s.response_of(-1))
+    """
+
+    def __init__(self, group_id: str, member_id: str, source_topics: dict[str, tuple[str, ...]], *,
+                 process_id: str, generation: int = -1, active: Any = (), standby: Any = (),
+                 instance_id: str | None = None, session_timeout_ms: int = 45_000,
+                 rebalance_timeout_ms: int = 300_000, endpoint: tuple[str, int] | None = None,
+                 task_offsets: dict | None = None) -> None:
+        self.group_id, self.member_id, self.source_topics = group_id, member_id, dict(source_topics)
+        self.process_id, self.generation, self.instance_id = process_id, generation, instance_id
+        self.session_timeout_ms, self.rebalance_timeout_ms, self.endpoint = (session_timeout_ms,
+                                                                            rebalance_timeout_ms, endpoint)
+        self.active: set = set(active)
+        self.standby: set = set(standby)
+        #: task -> changelog offset sum of a task kept as standby (reported in the SubscriptionInfo)
+        self.task_offsets: dict = dict(task_offsets or {})
+        #: the consumer revoked tasks and must rejoin (cooperative), or was told to
+        self.needs_rejoin = False
+        #: AssignmentInfo.nextRebalanceMs of the last assignment (a probing rebalance, if not Long.MAX_VALUE)
+        self.next_rebalance_ms: int | None = None
+
+    # -- what it sends -----------------------------------------------------------------
+    def subscription_info(self) -> Any:
+        from kgroup.protocol.streams_protocol import LATEST_OFFSET, SubscriptionInfo
+        sums = {t: self.task_offsets.get(t, 0) for t in self.standby}
+        sums.update({t: LATEST_OFFSET for t in self.active})
+        return SubscriptionInfo(self.process_id, sums, self.endpoint)
+
+    def partitions(self, tasks: Any) -> list[tuple[str, int]]:
+        return sorted((topic, p) for s, p in tasks for topic in self.source_topics.get(s, ()))
+
+    def protocols(self) -> list[dict]:
+        from kgroup.protocol.consumer_protocol import Subscription, encode_subscription
+        from kgroup.protocol.streams_protocol import STREAMS_PROTOCOL_NAME, encode_subscription_info
+        topics = sorted({t for ts in self.source_topics.values() for t in ts})
+        sub = Subscription(topics, encode_subscription_info(self.subscription_info()),
+                           owned_partitions=self.partitions(self.active), generation_id=self.generation)
+        return [{"name": STREAMS_PROTOCOL_NAME, "metadata": encode_subscription(sub)}]
+
+    def heartbeat(self) -> Any:
+        from kgroup.protocol import request
+        return request("Heartbeat", 4, group_id=self.group_id, generation_id=self.generation,
+                       member_id=self.member_id, group_instance_id=self.instance_id)
+
+    def join(self) -> Any:
+        from kgroup.protocol import request
+        return request("JoinGroup", 9, group_id=self.group_id, session_timeout=self.session_timeout_ms,
+                       rebalance_timeout=self.rebalance_timeout_ms, member_id=self.member_id,
+                       group_instance_id=self.instance_id, protocol_type="consumer", protocols=self.protocols(),
+                       reason=None)
+
+    def sync(self) -> Any:
+        from kgroup.protocol import request
+        from kgroup.protocol.streams_protocol import STREAMS_PROTOCOL_NAME
+        return request("SyncGroup", 5, group_id=self.group_id, generation_id=self.generation,
+                       member_id=self.member_id, group_instance_id=self.instance_id, protocol_type="consumer",
+                       protocol_name=STREAMS_PROTOCOL_NAME, assignments=[])
+
+    def leave(self) -> Any:
+        from kgroup.protocol import request
+        return request("LeaveGroup", 5, group_id=self.group_id,
+                       members=[{"member_id": self.member_id, "group_instance_id": self.instance_id}])
+
+    # -- what it does with the answers ---------------------------------------------------
+    def take_heartbeat(self, response: Any) -> None:
+        if response.error_code.name == "rebalance_in_progress":
+            self.needs_rejoin = True
+
+    def take_join(self, response: Any) -> None:
+        if int(response.error_code) == 0:
+            self.generation = response.generation_id
+            self.member_id = response.member_id
+
+    def take_sync(self, response: Any) -> bool:
+        """Take the new tasks; True when it had to give some up (it then rejoins at once)."""
+        from kgroup.protocol.consumer_protocol import decode_assignment
+        from kgroup.protocol.streams_protocol import decode_assignment_info
+        if int(response.error_code) != 0:
+            self.needs_rejoin = response.error_code.name == "rebalance_in_progress"
+            return False
+        wire, _ = decode_assignment(bytes(response.assignment))
+        info = decode_assignment_info(wire.user_data)
+        active, standby = set(info.active_tasks), set(info.standby_tasks)
+        revoked = bool(self.active - active)
+        self.active, self.standby = active, standby
+        self.next_rebalance_ms = info.next_rebalance_ms
+        self.needs_rejoin = revoked
+        return revoked
 
 
 #: errors after which a Streams client stops instead of rejoining

@@ -141,3 +141,36 @@ def test_notebook_07_static_streams_members_do_not_bump_the_group_epoch(tmp_path
     static, dynamic = map(int, m.groups())
     assert static == 0 and dynamic == 2 * 4
     assert "unreleased_instance_id" in text
+
+
+@pytest.mark.notebook
+def test_notebook_06_reproduces_the_kips_migration_example(tmp_path):
+    """KIP-1071's online-migration example: every line beside kgroup's answer, a failover at every step,
+    read from the notebook's output."""
+    import re
+
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "06_streams_migration.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out")})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    m = re.search(r"lines of the KIP's example: (\d+); kgroup answered the same: (\d+)", text)
+    assert m, text[-2000:]
+    assert m.groups() == ("27", "22")   # the other 5: the follow-up's B (not made to rejoin) and A's heartbeat
+    assert re.search(r"reload equals live at all \d+ steps", text)
+    assert "ClassicGroup('app', PreparingRebalance, generation=25" in text
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["06_migration.svg"]
+
+
+@pytest.mark.notebook
+def test_notebook_07_reload_equals_live_at_every_step(tmp_path):
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "07_streams_static_membership.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out")})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    assert "reload equals live after every one of the 9 steps" in text

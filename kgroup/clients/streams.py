@@ -121,6 +121,9 @@ class StreamsConfig:
     revocation_delay_ms: int = 0
     changelog_end_offset: EndOffsets = 50_000
     retry_backoff_ms: int = 100
+    #: Kafka Streams' `group.protocol`: "streams" (KIP-1071) or "classic" (JoinGroup/SyncGroup with
+    #: Kafka Streams' SubscriptionInfo/AssignmentInfo; `kgroup.clients.streams_classic`)
+    group_protocol: str = "streams"
 
     @property
     def group_id(self) -> str:
@@ -730,13 +733,33 @@ class StreamsApplication:
         self.on_event = on_event
         self.process_id = process_uuid(random.Random(f"{self.seed}/process"))
         self.state_dir = state_dir if state_dir is not None else StateDirectory()
-        self.threads = [StreamThread(self, i) for i in range(1, config.num_stream_threads + 1)]
+        self.threads = self._make_threads()
         #: why the instance shut down on a SHUTDOWN_APPLICATION status (None: it did not)
         self.shutdown_reason: str | None = None
         if start:
             self.start()
 
+    def _make_threads(self) -> list:
+        if self.config.group_protocol not in ("streams", "classic"):
+            raise ValueError(f"group_protocol must be 'streams' or 'classic', not {self.config.group_protocol!r}")
+        if self.config.group_protocol == "classic":
+            from kgroup.clients.streams_classic import ClassicStreamThread
+            return [ClassicStreamThread(self, i) for i in range(1, self.config.num_stream_threads + 1)]
+        return [StreamThread(self, i) for i in range(1, self.config.num_stream_threads + 1)]
+
     # -- lifecycle ---------------------------------------------------------------------------------
+    def switch_protocol(self, group_protocol: str, simulation: Any = None) -> None:
+        """A rolling-upgrade (or downgrade) step: close this instance, set `group.protocol`, and
+        start it again with new threads (same names, same process id and state directory);
+        `simulation` swaps them in (`Simulation.replace`)."""
+        self.close()
+        self.config.group_protocol = group_protocol
+        self.threads = self._make_threads()
+        if simulation is not None:
+            for t in self.threads:
+                simulation.replace(t.name, t)
+        self.start()
+
     def start(self, topology: "Topology | None" = None) -> None:
         """`KafkaStreams.start()`: every thread joins (with `topology`, if given, from now on)."""
         if topology is not None:

@@ -341,6 +341,10 @@ STREAMS_GROUP_MEMBER_METADATA = RecordSchema(
                                 F("Host", "string"),
                                 F("Port", "uint16")), nullable="0+", default=None),
             F("ClientTags", [S("KeyValue", *_KEY_VALUE_FIELDS)]),
+            # kgroup addition (KIP-1071 online migration, which Kafka has not built): a member on the
+            # classic protocol, as ConsumerGroupMemberMetadataValue has it. Tagged, so Kafka's reader
+            # skips it and the untagged bytes stay Kafka's.
+            F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=None),
             flexible="0+"),
 )
 

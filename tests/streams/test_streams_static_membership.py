@@ -191,3 +191,111 @@ def test_endpoint_information_epoch_moves_on_replacement():
     info = {e.user_endpoint.host: [(p.topic, list(p.partitions)) for p in e.active_partitions]
             for e in r.partitions_by_user_endpoint}
     assert info == {"host-a": [("orders", [0, 1, 2, 3])]}
+
+
+# -- audit additions (PR #22245's description and review) ------------------------------------
+
+def test_rejoin_with_a_new_topology_epoch_bumps_the_group_epoch():
+    # KIP-1071 "The group epoch is bumped": a changed topology epoch (here: the update to epoch 1).
+    from tests.streams_testing import STATELESS
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    r = shb(c, "a2", 0, instance="a", process="pa", topology=STATELESS.with_epoch(1))
+    assert r.error_code == E.none and sgroup(c).group_epoch > epoch
+    assert sgroup(c).members["a2"].topology_epoch == 1
+
+
+def test_rejoin_with_changed_client_tags_bumps_the_group_epoch():
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    shb(c, "a2", 0, instance="a", process="pa", client_tags={"az": "2"})
+    assert sgroup(c).group_epoch == epoch + 1
+
+
+def test_rejoin_from_another_host_writes_the_member_but_does_not_bump():
+    c = coord()
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    before = c.position
+    r = c.handle(_join_request("a2", "a", "pa"), client_host="/10.0.0.9")
+    assert r.error_code == E.none and sgroup(c).group_epoch == epoch
+    assert sgroup(c).members["a2"].client_host == "/10.0.0.9"
+    assert "StreamsGroupMemberMetadata" in written(c, before)
+
+
+def _join_request(member_id, instance, process):
+    from kgroup.protocol import request
+    from tests.streams_testing import STATELESS, tasks_data
+    return request("StreamsGroupHeartbeat", 0, group_id="app", member_id=member_id, member_epoch=0,
+                   endpoint_information_epoch=0, instance_id=instance, rack_id=None, rebalance_timeout=30_000,
+                   topology=STATELESS.to_request_data(), active_tasks=tasks_data({}), standby_tasks=tasks_data({}),
+                   warmup_tasks=tasks_data({}), process_id=process, user_endpoint=None, client_tags=[],
+                   task_offsets=None, task_end_offsets=None, shutdown_application=False)
+
+
+def test_a_known_member_id_rejoining_is_not_rejected_at_max_size():
+    # The review: check the member id as well as the instance id before GROUP_MAX_SIZE_REACHED.
+    c = coord(**{"group.streams.max.size": 2})
+    static_pair(c)
+    assert shb(c, "a1", 0, instance="a", process="pa").error_code == E.none
+
+
+def test_replacement_target_is_found_under_the_old_member_id_before_replay():
+    # The review's `fromLastTargetAssignment` point: no new assignment is computed (no bump), so
+    # the new member id's target is still filed under the old one when the heartbeat reconciles.
+    c = coord()
+    owned = static_pair(c)
+    shb(c, "a1", -2, instance="a")
+    assignment_epoch = sgroup(c).assignment_epoch
+    r = shb(c, "a2", 0, instance="a", process="pa")
+    assert sgroup(c).assignment_epoch == assignment_epoch            # nothing recomputed
+    assert tasks_of(r.active_tasks) == owned["a1"] and r.member_epoch == sgroup(c).group_epoch
+    assert "a2" in sgroup(c).target_assignment and "a1" not in sgroup(c).target_assignment
+
+
+def test_endpoint_information_drops_the_old_member_id_and_follows_task_changes():
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa", endpoint=("host-a", 1))
+    shb(c, "b1", 0, instance="b", process="pb", endpoint=("host-b", 1))
+    settle(c, "a1", "b1")
+    shb(c, "a1", -2, instance="a")
+    e0 = sgroup(c).endpoint_information_epoch
+    r = shb(c, "a2", 0, instance="a", process="pa", endpoint=("host-a2", 1))   # a new endpoint
+    assert sgroup(c).endpoint_information_epoch > e0
+    hosts = {e.user_endpoint.host for e in r.partitions_by_user_endpoint}
+    assert hosts == {"host-a2", "host-b"}                                       # no entry left for a1
+    e1 = sgroup(c).endpoint_information_epoch
+    shb(c, "c1", 0, process="pc")                                               # tasks move: epoch moves
+    settle(c, "a2", "b1", "c1")
+    assert sgroup(c).endpoint_information_epoch > e1
+
+
+def test_leave_minus_two_while_revoking_keeps_the_revocation_pending_kafka():
+    # Kafka as merged: the UNREVOKED -> STABLE fix-up was taken out (KAFKA-20680); the waiting
+    # member gets the tasks only once the -2 member's session ends.
+    c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile="kafka",
+                    config={"group.streams.initial.rebalance.delay.ms": 0})
+    shb(c, "a1", 0, instance="a", process="pa")
+    settle(c, "a1")
+    shb(c, "b1", 0, instance="b", process="pb")
+    shb(c, "a1", epoch_of(c, "a1"), active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
+    assert sgroup(c).members["a1"].state == MemberState.UNREVOKED_PARTITIONS
+    shb(c, "a1", -2, instance="a")
+    a1 = sgroup(c).members["a1"]
+    assert (a1.member_epoch, a1.state) == (-2, MemberState.UNREVOKED_PARTITIONS) and not a1.pending_revocation.is_empty
+    r = shb(c, "b1", epoch_of(c, "b1"), active={}, standby={}, warmup={}, instance="b")
+    assert not tasks_of(r.active_tasks)                             # still waiting for a1's tasks
+
+
+def test_endpoint_information_epoch_ignores_members_without_an_endpoint():
+    # PR #22245 review: bump when the endpoint changes, or the tasks of a member *with* an endpoint.
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa")
+    shb(c, "b1", 0, instance="b", process="pb")
+    settle(c, "a1", "b1")
+    assert sgroup(c).endpoint_information_epoch == 0

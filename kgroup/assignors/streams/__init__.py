@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .api import (GroupSpec, MemberSpec, SubtopologySpec, TaskAssignor, TaskAssignorException, TaskId, TaskSets,
                   is_caught_up)
+from .fixed import TASK_ASSIGNOR_OVERRIDE, FixedTaskAssignor
 from .highly_available import HighlyAvailableTaskAssignor
 from .sticky import StickyTaskAssignor
 
@@ -24,4 +25,4 @@ def get_task_assignor(name: str) -> TaskAssignor:
 
 __all__ = ["GroupSpec", "MemberSpec", "SubtopologySpec", "TaskSets", "TaskId", "TaskAssignor", "TaskAssignorException",
            "is_caught_up", "StickyTaskAssignor", "HighlyAvailableTaskAssignor", "STREAMS_ASSIGNORS",
-           "get_task_assignor"]
+           "get_task_assignor", "FixedTaskAssignor", "TASK_ASSIGNOR_OVERRIDE"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
                                   EpochAssignment, MemberState, ModernGroup, ModernGroupState,
                                   partitions_of, topic_order)
@@ -23,15 +24,6 @@ from kgroup.log.partitioner import java_string_hashcode
 from kgroup import records as R
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
-
-
-@dataclass(frozen=True)
-class ClassicMemberMetadata:
-    """What a member speaking the classic protocol inside a consumer group brought with its
-    JoinGroup (KIP-848 online migration)."""
-
-    session_timeout_ms: int
-    supported_protocols: tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True)

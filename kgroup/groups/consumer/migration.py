@@ -12,7 +12,8 @@
   assignment, and a rebalance starts.
 
 `group.consumer.migration.policy` (disabled | upgrade | downgrade | bidirectional) gates both.
-The same hooks (`classic_join`, `classic_sync`, ...) are what a streams group would provide.
+The same hooks (`classic_join`, `classic_sync`, ...) serve classic members of a Streams group
+(`streams/migration.py`, KIP-1071); what both need is in `kgroup.groups.classic_bridge`.
 """
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
+from kgroup.groups import classic_bridge as bridge
+from kgroup.groups.classic import ClassicGroup
+from kgroup.groups.classic_bridge import join_error as _join_error
 from kgroup.groups.modern import MemberState, client_member_id, frozen
 from kgroup.protocol import get, ms
 from kgroup.protocol.consumer_protocol import (Assignment as WireAssignment, ConsumerProtocolError,
@@ -94,14 +97,7 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
     from kgroup.groups.metadata_hash import metadata_hash
     group.metadata_hash = metadata_hash(group.subscribed_topic_names(), c.cluster)
     # Members waiting in a join or sync phase are told to rejoin the new group.
-    for m in classic.members.values():
-        if m.awaiting_join is not None:
-            m.awaiting_join.complete(_join_error(m.member_id, ErrorCode.rebalance_in_progress))
-            m.awaiting_join = None
-        if m.awaiting_sync is not None:
-            m.awaiting_sync.complete({"error_code": ErrorCode.rebalance_in_progress, "assignment": b"",
-                                      "protocol_type": None, "protocol_name": None})
-            m.awaiting_sync = None
+    bridge.release_waiting_members(classic)
     records += classic.tombstones()
     records += [G.member_record(gid, m) for m in group.members.values()]
     records.append(G.group_epoch_record(gid, group.group_epoch, group.metadata_hash))
@@ -114,20 +110,15 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
     return group
 
 
-def _join_error(member_id: str, code: ErrorCode) -> dict:
-    return {"error_code": code, "generation_id": -1, "protocol_type": None, "protocol_name": None, "leader": "",
-            "skip_assignment": False, "member_id": member_id, "members": [], "throttle_time": 0}
-
-
 # ---------------------------------------------------------------------------------------
 # Classic members inside a consumer group
 
 def _join_key(group_id: str, member_id: str) -> str:
-    return f"consumer-join-{group_id}-{member_id}"
+    return bridge.join_key("consumer", group_id, member_id)
 
 
 def _sync_key(group_id: str, member_id: str) -> str:
-    return f"consumer-sync-{group_id}-{member_id}"
+    return bridge.sync_key("consumer", group_id, member_id)
 
 
 def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
@@ -204,16 +195,12 @@ def _supports(group: ConsumerGroup, protocols: list[tuple[str, bytes]]) -> bool:
 
 def _schedule_sync_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
     from .protocol import fence_member_by_id
-    c.timers.schedule(_sync_key(group_id, member_id), c.now() + timeout_ms,
-                      lambda: fence_member_by_id(c, group_id, member_id, "the member failed to sync within timeout"))
+    bridge.schedule_sync_timeout(c, "consumer", group_id, member_id, timeout_ms, fence_member_by_id)
 
 
 def _schedule_join_timeout_if_absent(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
     from .protocol import fence_member_by_id
-    key = _join_key(group_id, member_id)
-    if key not in c.timers:
-        c.timers.schedule(key, c.now() + timeout_ms, lambda: fence_member_by_id(
-            c, group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+    bridge.schedule_join_timeout_if_absent(c, "consumer", group_id, member_id, timeout_ms, fence_member_by_id)
 
 
 def _classic_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
@@ -309,12 +296,7 @@ def classic_leave(group: ConsumerGroup, c: "Coordinator", identities: list[tuple
     return ErrorCode.none, answers, result
 
 
-def describe_as_classic(group: ConsumerGroup, c: "Coordinator", version: int) -> dict:
-    """DescribeGroups on a consumer group: Kafka answers GROUP_ID_NOT_FOUND (v6+) or Dead."""
-    if version >= 6:
-        return {"group_state": "Dead", "error_code": ErrorCode.group_id_not_found,
-                "error_message": f"Group {group.group_id} is not a classic group."}
-    return {"group_state": "Dead"}
+describe_as_classic = bridge.describe_as_classic
 
 
 # ---------------------------------------------------------------------------------------
@@ -334,18 +316,12 @@ def maybe_downgrade(c: "Coordinator", group: ConsumerGroup, leaving: list[Consum
     gid = group.group_id
     records = group.tombstones()
     # Kafka builds the classic group directly in Stable at the consumer group's epoch.
-    classic = ClassicGroup(gid, current_state=ClassicGroupState.STABLE, current_state_timestamp=c.now())
-    classic.generation_id = group.group_epoch
-    for m in remaining:
-        classic.add(ClassicMember(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
-                                  m.classic_member_metadata.session_timeout_ms, CONSUMER_PROTOCOL_TYPE,
-                                  list(m.classic_member_metadata.supported_protocols)))
-    classic.protocol_name = classic.select_protocol()
-    classic.subscribed_topics = classic.compute_subscribed_topics()
-    for cm in classic.members.values():
-        _, sub_version = decode_subscription(cm.metadata(classic.protocol_name))
-        cm.assignment = encode_assignment(_wire_assignment(c, group.target_assignment.get(cm.member_id, {})),
-                                          sub_version)
+    def assignment_of(m: ConsumerGroupMember, metadata: bytes) -> bytes:
+        _, sub_version = decode_subscription(metadata)
+        return encode_assignment(_wire_assignment(c, group.target_assignment.get(m.member_id, {})), sub_version)
+    classic = bridge.classic_group_for_downgrade(
+        c, gid, group.group_epoch, CONSUMER_PROTOCOL_TYPE,
+        [(m, m.classic_member_metadata) for m in remaining], assignment_of)
     records.append(classic.metadata_record(classic.group_assignment()))
     from .protocol import cancel_timers
     for m in group.members.values():

@@ -18,6 +18,7 @@ from kgroup.assignors.streams.api import TaskId, TaskSets
 from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.modern import MemberState, ModernGroup
 from kgroup import records as R
 
@@ -70,6 +71,8 @@ class StreamsGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: TaskSets = EMPTY_TASKS
     pending_revocation: TaskSets = EMPTY_TASKS
+    #: set while the member speaks the classic protocol (KIP-1071 online migration)
+    classic_member_metadata: ClassicMemberMetadata | None = None
 
     def replace(self, **changes: Any) -> "StreamsGroupMember":
         return dataclasses.replace(self, **changes)
@@ -81,10 +84,15 @@ class StreamsGroupMember:
     def is_static(self) -> bool:
         return self.instance_id is not None
 
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_member_metadata is not None
+
     def metadata(self) -> tuple:
         """What the member metadata record holds (a change writes a new record)."""
         return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.rebalance_timeout_ms,
-                self.topology_epoch, self.process_id, self.user_endpoint, self.client_tags)
+                self.topology_epoch, self.process_id, self.user_endpoint, self.client_tags,
+                self.classic_member_metadata)
 
     def owned(self) -> TaskSets:
         """Assigned plus pending revocation: every task the member may still be running."""
@@ -198,6 +206,9 @@ class StreamsGroup(ModernGroup):
         member = self.members.get(ctx.member_id)
         if member is None:
             raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
+        if member.uses_classic_protocol and ctx.generation_id_or_member_epoch != member.member_epoch:
+            # A classic member commits with its generation, which is its member epoch (KIP-848 rule).
+            raise KafkaError(ErrorCode.illegal_generation, "the generation id does not match the member epoch")
         if ctx.generation_id_or_member_epoch != member.member_epoch:
             raise KafkaError(ErrorCode.stale_member_epoch,
                              f"the member epoch {ctx.generation_id_or_member_epoch} is not the current "
@@ -341,7 +352,8 @@ class StreamsGroup(ModernGroup):
 
         return [{"member_id": m.member_id, "instance_id": m.instance_id, "client_id": m.client_id,
                  "process_id": m.process_id, "member_epoch": m.member_epoch, "topology_epoch": m.topology_epoch,
-                 "state": m.state.label.replace("partitions", "tasks"), "protocol": "streams",
+                 "state": m.state.label.replace("partitions", "tasks"),
+                 "protocol": "classic" if m.uses_classic_protocol else "streams",
                  "assigned": tasks(m.assigned), "pending_revocation": tasks(m.pending_revocation),
                  "target": tasks(self.target_assignment.get(m.member_id, EMPTY_TASKS))}
                 for m in self.members.values()]
@@ -384,7 +396,16 @@ def member_record(group_id: str, m: StreamsGroupMember) -> Any:
         R.StreamsGroupMemberMetadataKey(group_id=group_id, member_id=m.member_id),
         V(instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
           rebalance_timeout_ms=m.rebalance_timeout_ms, topology_epoch=m.topology_epoch, process_id=m.process_id,
-          user_endpoint=endpoint, client_tags=[V.KeyValue(key=k, value=v) for k, v in m.client_tags]))
+          user_endpoint=endpoint, client_tags=[V.KeyValue(key=k, value=v) for k, v in m.client_tags],
+          classic_member_metadata=_classic_value(V, m.classic_member_metadata)))
+
+
+def _classic_value(V: Any, meta: ClassicMemberMetadata | None) -> Any:
+    if meta is None:
+        return None
+    return V.ClassicMemberMetadata(session_timeout_ms=meta.session_timeout_ms,
+                                   supported_protocols=[V.ClassicProtocol(name=n, metadata=md)
+                                                        for n, md in meta.supported_protocols])
 
 
 def member_tombstone(group_id: str, member_id: str) -> Any:
@@ -397,7 +418,15 @@ def member_from_value(member_id: str, old: StreamsGroupMember | None, v: Any) ->
     return base.replace(instance_id=v.instance_id, rack_id=v.rack_id, client_id=v.client_id,
                         client_host=v.client_host, rebalance_timeout_ms=v.rebalance_timeout_ms,
                         topology_epoch=v.topology_epoch, process_id=v.process_id, user_endpoint=endpoint,
-                        client_tags=tuple((kv.key, kv.value) for kv in v.client_tags))
+                        client_tags=tuple((kv.key, kv.value) for kv in v.client_tags),
+                        classic_member_metadata=_classic_from_value(v.classic_member_metadata))
+
+
+def _classic_from_value(cm: Any) -> ClassicMemberMetadata | None:
+    if cm is None:
+        return None
+    return ClassicMemberMetadata(cm.session_timeout_ms,
+                                 tuple((p.name, bytes(p.metadata)) for p in cm.supported_protocols))
 
 
 def target_member_record(group_id: str, member_id: str, tasks: TaskSets) -> Any:

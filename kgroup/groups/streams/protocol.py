@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kgroup.assignors.streams import get_task_assignor
-from kgroup.assignors.streams.api import GroupSpec, MemberSpec, SubtopologySpec, TaskId, TaskSets
+from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, get_task_assignor
+from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec, TaskAssignorException, TaskId,
+                                         TaskSets)
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config
 from kgroup.groups.metadata_hash import metadata_hash
@@ -157,9 +158,11 @@ def streams_group(c: "Coordinator", group_id: str) -> StreamsGroup:
     return group
 
 
-def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list) -> StreamsGroup:
+def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list,
+                        topology_epoch: int = 0) -> StreamsGroup:
     """Kafka's `getOrMaybeCreateStreamsGroup`: a new group lives in the handler until its
-    records are replayed; an empty classic group gives way."""
+    records are replayed; an empty classic group gives way; under `kip` a classic group with
+    members is converted (KIP-1071 online migration; its members get `topology_epoch`)."""
     group = c.groups.get(group_id)
     if group is None:
         if not create:
@@ -170,6 +173,9 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
     if create and str(group.type) == "classic" and group.is_empty():
         records += group.tombstones()
         return StreamsGroup(group_id, c.cluster)
+    if create and str(group.type) == "classic" and c.profile.streams_online_migration:
+        from .migration import convert_to_streams_group
+        return convert_to_streams_group(c, group, topology_epoch, records)
     raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
 
 
@@ -351,7 +357,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     joining = epoch == 0
     now = c.now()
     records: list = []
-    group = get_or_create_group(c, group_id, joining, records)
+    group = get_or_create_group(c, group_id, joining, records,
+                                req.topology.epoch if joining and req.topology is not None else 0)
     member_id = req.member_id or client_member_id(c)
     owned = _owned(req)
     member, replaced = lookup_member(group, member_id, req.instance_id, joining)
@@ -390,6 +397,54 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
                                   assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
     offsets, end_offsets = _reported_offsets(req)
     group.record_task_offsets(member_id, updated.process_id, offsets, end_offsets)
+    step = advance_member(c, group, member, updated, new_member=new_member, replaced=replaced,
+                          new_topology=new_topology, topology=topology, configured=configured, offsets=offsets,
+                          owned=owned, records=records)
+    reconciled, delayed, follow_ups = step.member, step.delayed, step.follow_ups
+    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
+    if req.shutdown_application:
+        group.shutdown_requested_by = member_id  # soft state, as in Kafka
+
+    response = _response(c, group, req, reconciled, topology, configured, delayed)
+    # Tasks are sent when joining or when they changed (Kafka sends no more than that).
+    if joining or reconciled.assigned != member.assigned:
+        a = reconciled.assigned
+        response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
+                        warmup_tasks=task_ids_data(a.warmup))
+
+    def finish() -> dict:
+        # The endpoint-information epoch moves when this heartbeat's records are replayed.
+        for status in response["status"] or ():
+            if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
+                # The creation starts after this write: say where it stands now.
+                status["status_detail"] += internal_topics.progress(c, group)
+        live = c.groups.get(group_id)
+        if isinstance(live, StreamsGroup):
+            live.adopt_soft_state(group)
+            response["endpoint_information_epoch"] = live.endpoint_information_epoch
+            if req.endpoint_information_epoch != live.endpoint_information_epoch:
+                response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
+        return response
+    return Result(finish, records, then=follow_ups)
+
+
+class MemberStep:
+    """What `advance_member` decided for one member."""
+
+    __slots__ = ("member", "delayed", "follow_ups", "group_epoch")
+
+    def __init__(self, member: StreamsGroupMember, delayed: bool, follow_ups: list, group_epoch: int) -> None:
+        self.member, self.delayed, self.follow_ups, self.group_epoch = member, delayed, follow_ups, group_epoch
+
+
+def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember,
+                   *, new_member: bool, replaced: StreamsGroupMember | None, new_topology: Topology | None,
+                   topology: Topology | None, configured: ConfiguredTopology | None,
+                   offsets: dict[TaskId, int] | None, owned: TaskSets | None, records: list) -> MemberStep:
+    """Steps 3-6 of a heartbeat, shared by StreamsGroupHeartbeat and a classic member's JoinGroup
+    (online migration): write the member, bump the group epoch when the KIP says so, compute a
+    new target assignment when the group epoch is ahead, and reconcile the member."""
+    group_id, member_id, now = group.group_id, updated.member_id, c.now()
 
     if new_topology is not None:
         records.append(new_topology.to_record(group_id))
@@ -463,31 +518,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         schedule_rebalance_timeout(c, group_id, member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms)
     else:
         c.timers.cancel(rebalance_key(group_id, member_id))
-    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
-    if req.shutdown_application:
-        group.shutdown_requested_by = member_id  # soft state, as in Kafka
-
-    response = _response(c, group, req, reconciled, topology, configured, delayed)
-    # Tasks are sent when joining or when they changed (Kafka sends no more than that).
-    if joining or reconciled.assigned != member.assigned:
-        a = reconciled.assigned
-        response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
-                        warmup_tasks=task_ids_data(a.warmup))
-
-    def finish() -> dict:
-        # The endpoint-information epoch moves when this heartbeat's records are replayed.
-        for status in response["status"] or ():
-            if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
-                # The creation starts after this write: say where it stands now.
-                status["status_detail"] += internal_topics.progress(c, group)
-        live = c.groups.get(group_id)
-        if isinstance(live, StreamsGroup):
-            live.adopt_soft_state(group)
-            response["endpoint_information_epoch"] = live.endpoint_information_epoch
-            if req.endpoint_information_epoch != live.endpoint_information_epoch:
-                response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
-        return response
-    return Result(finish, records, then=follow_ups)
+    return MemberStep(reconciled, delayed, follow_ups, group_epoch)
 
 
 def _reported_offsets(req: Any) -> tuple[dict[TaskId, int] | None, dict[TaskId, int] | None]:
@@ -568,12 +599,18 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
     moved (tombstones for members gone) and then the assignment epoch, as one batch.
     A group that is not ready gets empty targets (KIP: NOT_READY members get no tasks)."""
     gid = group.group_id
-    assignor = get_task_assignor(assignor_name(c, gid, configured))
+    # A worked example's stated targets (FixedTaskAssignor) replace the configured assignor.
+    assignor = c.soft_state.get(TASK_ASSIGNOR_OVERRIDE) or get_task_assignor(assignor_name(c, gid, configured))
     previous = dict(group.target_assignment)
     for new_id, old_id in (renamed or {}).items():   # a replaced static member's target, under its new id
         if old_id in previous:
             previous[new_id] = previous[old_id]
-    result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
+    try:
+        result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
+    except TaskAssignorException as e:
+        # Kafka's StreamsGroupHeartbeat turns an assignor failure into UNKNOWN_SERVER_ERROR.
+        raise KafkaError(ErrorCode.unknown_server_error,
+                         f"Failed to compute a new target assignment for epoch {epoch}: {e}") from e
     target: dict[str, TaskSets] = {}
     for mid in members:
         tasks = result.get(mid, EMPTY_TASKS)
@@ -665,18 +702,27 @@ def leave(c: "Coordinator", req: Any) -> Result:
         if member.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
             return Result(response)  # it already left for a moment: nothing changes
         # A static member leaving for a moment keeps its identity and tasks until its session ends.
-        # Tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE), so the member waiting
-        # for them gets them now instead of after the session timeout. The reviewers of PR #22245
-        # agreed this is right (the merged PR left it to KAFKA-20680 so consumer groups change too).
-        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS,
-                                 state=MemberState.STABLE)
+        # Under `kip`, tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE): a stopped
+        # process runs nothing, so the member waiting for those tasks gets them now instead of after
+        # the session timeout (or the rebalance timeout). PR #22245's reviewers agreed this is right
+        # ("treat unrevoked partitions as revoked on that path"); Kafka's merged PR took it out to
+        # change consumer groups at the same time (KAFKA-20680), which is the `kafka` profile.
+        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
+        if c.profile.streams_static_leave_revokes_pending:
+            leaving = leaving.replace(pending_revocation=EMPTY_TASKS, state=MemberState.STABLE)
         return Result(response, [G.current_assignment_record(group.group_id, leaving)])
     return fence_members(c, group, [member], response)
 
 
 def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGroupMember], response: Any) -> Result:
-    """Remove members: tombstones (current, target, member) and a group epoch bump."""
+    """Remove members: tombstones (current, target, member) and a group epoch bump; or, when
+    only classic members would remain, the group turns back into a classic group (KIP-1071)."""
     gid = group.group_id
+    if members:
+        from .migration import maybe_downgrade
+        downgrade = maybe_downgrade(c, group, members, response)
+        if downgrade is not None:
+            return downgrade
     records: list = []
     for m in members:
         records += [G.current_assignment_tombstone(gid, m.member_id), G.target_member_tombstone(gid, m.member_id),
@@ -788,7 +834,7 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
             "task_end_offsets": _task_offsets(group.task_end_offsets.get(m.member_id, {})),
             "assignment": _assignment(m.assigned),
             "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
-            "is_classic": False})
+            "is_classic": m.uses_classic_protocol})
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members}
 
@@ -809,7 +855,9 @@ def _after_load(c: "Coordinator") -> None:
             continue
         timeout = group_config(c, group.group_id, "streams.session.timeout.ms")
         for m in group.members.values():
-            schedule_session_timeout(c, group.group_id, m.member_id, timeout)
+            classic = m.classic_member_metadata
+            schedule_session_timeout(c, group.group_id, m.member_id,
+                                     classic.session_timeout_ms if classic is not None else timeout)
             if m.state == MemberState.UNREVOKED_PARTITIONS:
                 schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
 

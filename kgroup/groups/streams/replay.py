@@ -81,10 +81,13 @@ def _member(c: "Coordinator", entry: Any) -> None:
             raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
                               "StreamsGroupTargetAssignmentMemberValue tombstone.")
         group.remove_member(key.member_id)
-        group.endpoint_information_epoch += 1
+        if old.user_endpoint is not None:
+            group.endpoint_information_epoch += 1   # its endpoint leaves the IQ map
         return
     new = member_from_value(key.member_id, old, value)
-    if old is None or new.user_endpoint != old.user_endpoint:
+    # PR #22245 review: the endpoint-information epoch moves when a member's endpoint changes
+    # (a new member with an endpoint, or a replacement under a new member id, included)...
+    if (old.user_endpoint if old is not None else None) != new.user_endpoint:
         group.endpoint_information_epoch += 1
     group.update_member(new)
 
@@ -127,8 +130,10 @@ def _current(c: "Coordinator", entry: Any) -> None:
                                             assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS))
         return
     new = assignment_from_value(old if old is not None else StreamsGroupMember(key.member_id), value)
-    if old is None or (new.assigned.active, new.assigned.standby) != (old.assigned.active, old.assigned.standby):
-        group.endpoint_information_epoch += 1  # the IQ endpoint-to-partitions map changed
+    # ...and when the tasks of a member with an endpoint change (the IQ endpoint-to-partitions map).
+    before = (old.assigned.active, old.assigned.standby) if old is not None else ({}, {})
+    if new.user_endpoint is not None and (new.assigned.active, new.assigned.standby) != before:
+        group.endpoint_information_epoch += 1
     group.update_member(new)
 
 

@@ -1,0 +1,113 @@
+"""What online migration between a classic group and a modern group (KIP-848 consumer groups,
+KIP-1071 Streams groups) needs whichever modern group it is:
+
+- `ClassicMemberMetadata`: what a member still speaking JoinGroup/SyncGroup brought along;
+- `join_error` and `release_waiting_members`: telling classic members waiting in a join or
+  sync phase to rejoin, when their group changes type under them;
+- per-member join and sync deadlines for classic members inside a modern group;
+- `describe_as_classic`: DescribeGroups on a modern group;
+- `classic_group_for_downgrade`: the classic group a modern group turns back into.
+
+The group-specific parts (how a subscription becomes member metadata, how tasks or
+partitions are encoded) stay in `consumer/migration.py` and `streams/migration.py`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgroup.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+    from kgroup.groups.classic import ClassicGroup
+
+
+@dataclass(frozen=True)
+class ClassicMemberMetadata:
+    """What a member speaking the classic protocol inside a modern group brought with its
+    JoinGroup (KIP-848 online migration; KIP-1071 reuses it)."""
+
+    session_timeout_ms: int
+    supported_protocols: tuple[tuple[str, bytes], ...]
+
+
+def join_error(member_id: str, code: ErrorCode) -> dict:
+    """A JoinGroup answer carrying only an error."""
+    return {"error_code": code, "generation_id": -1, "protocol_type": None, "protocol_name": None, "leader": "",
+            "skip_assignment": False, "member_id": member_id, "members": [], "throttle_time": 0}
+
+
+def release_waiting_members(classic: "ClassicGroup") -> None:
+    """Members waiting in a join or sync phase of a classic group that is being converted
+    are told to rejoin (REBALANCE_IN_PROGRESS): the new group serves them from now on."""
+    for m in classic.members.values():
+        if m.awaiting_join is not None:
+            m.awaiting_join.complete(join_error(m.member_id, ErrorCode.rebalance_in_progress))
+            m.awaiting_join = None
+        if m.awaiting_sync is not None:
+            m.awaiting_sync.complete({"error_code": ErrorCode.rebalance_in_progress, "assignment": b"",
+                                      "protocol_type": None, "protocol_name": None})
+            m.awaiting_sync = None
+
+
+def join_key(kind: str, group_id: str, member_id: str) -> str:
+    return f"{kind}-join-{group_id}-{member_id}"
+
+
+def sync_key(kind: str, group_id: str, member_id: str) -> str:
+    return f"{kind}-sync-{group_id}-{member_id}"
+
+
+Fence = Callable[["Coordinator", str, str, str], Any]
+
+
+def schedule_sync_timeout(c: "Coordinator", kind: str, group_id: str, member_id: str, timeout_ms: int,
+                          fence: Fence) -> None:
+    """A classic member that joined must sync within its rebalance timeout (Kafka's sync timer)."""
+    c.timers.schedule(sync_key(kind, group_id, member_id), c.now() + timeout_ms,
+                      lambda: fence(c, group_id, member_id, "the member failed to sync within timeout"))
+
+
+def schedule_join_timeout_if_absent(c: "Coordinator", kind: str, group_id: str, member_id: str, timeout_ms: int,
+                                    fence: Fence) -> None:
+    """A classic member told to rejoin must do so within its rebalance timeout."""
+    key = join_key(kind, group_id, member_id)
+    if key not in c.timers:
+        c.timers.schedule(key, c.now() + timeout_ms, lambda: fence(
+            c, group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+
+
+def describe_as_classic(group: Any, c: "Coordinator", version: int) -> dict:
+    """DescribeGroups on a modern group: Kafka answers GROUP_ID_NOT_FOUND (v6+) or Dead."""
+    if version >= 6:
+        return {"group_state": "Dead", "error_code": ErrorCode.group_id_not_found,
+                "error_message": f"Group {group.group_id} is not a classic group."}
+    return {"group_state": "Dead"}
+
+
+def classic_group_for_downgrade(c: "Coordinator", group_id: str, generation: int, protocol_type: str,
+                                members: Iterable[tuple[Any, ClassicMemberMetadata]],
+                                assignment_of: Callable[[Any, bytes], bytes]) -> "ClassicGroup":
+    """Kafka's `ClassicGroup.fromConsumerGroup`: a classic group, Stable at the modern group's
+    epoch, whose members carry their protocols and `assignment_of(member, chosen protocol's
+    metadata)` as assignment bytes."""
+    from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
+    classic = ClassicGroup(group_id, current_state=ClassicGroupState.STABLE, current_state_timestamp=c.now())
+    classic.generation_id = generation
+    modern = {}
+    for m, meta in members:
+        classic.add(ClassicMember(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                                  meta.session_timeout_ms, protocol_type, list(meta.supported_protocols)))
+        modern[m.member_id] = m
+    classic.protocol_name = classic.select_protocol()
+    classic.subscribed_topics = classic.compute_subscribed_topics()
+    for cm in classic.members.values():
+        cm.assignment = assignment_of(modern[cm.member_id], cm.metadata(classic.protocol_name))
+    return classic
+
+
+__all__ = ["ClassicMemberMetadata", "join_error", "release_waiting_members", "join_key", "sync_key",
+           "schedule_sync_timeout", "schedule_join_timeout_if_absent", "describe_as_classic",
+           "classic_group_for_downgrade"]
