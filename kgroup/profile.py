@@ -35,6 +35,13 @@ class Profile:
     streams_acceptable_recovery_lag_in_v0: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
+    #: Share: the SPEO is one past the last in-flight record, "SPEO=110" after fetching 100-109 (kip)
+    #: vs Kafka's SharePartition.endOffset, the last in-flight offset (SPSO when none is in flight).
+    share_speo_exclusive: bool
+    #: Share: a consumer may ask for its own acquisition lock duration (the draft's
+    #: record.lock.duration.ms, within group.share.record.lock.duration.max.ms) (kip) vs only the
+    #: group's share.record.lock.duration.ms applies (kafka).
+    share_consumer_lock_duration: bool
 
 
 KIP = Profile(
@@ -49,6 +56,8 @@ KIP = Profile(
     streams_bump_on_any_member_change=False,
     streams_acceptable_recovery_lag_in_v0=True,
     share_archive_acquired_below_spso=True,
+    share_speo_exclusive=True,
+    share_consumer_lock_duration=True,
 )
 
 KAFKA = Profile(
@@ -63,6 +72,8 @@ KAFKA = Profile(
     streams_bump_on_any_member_change=True,
     streams_acceptable_recovery_lag_in_v0=False,
     share_archive_acquired_below_spso=False,
+    share_speo_exclusive=False,
+    share_consumer_lock_duration=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}
