@@ -503,11 +503,19 @@ class SharePartition:
             if run is not None:
                 changed.append(StateBatch(run[0], run[1], _DELIVERY_STATE[run[2]], run[3]))
         saved = (self.spso, list(self._batches), list(self._firsts))
+        head = self._batches[0] if self._batches else None
+        head_saved = None if head is None or head.states is None else (head.first, head.states[:], head.counts[:],
+                                                                       head.locks[:])  # type: ignore[index]
+        head_first = head.first if head is not None else 0
         self._advance_spso()
         code = self._write(changed)
         if code != ErrorCode.none:
             # roll back: the acknowledgement did not happen (Kafka's rollbackOrProcessStateUpdates)
             self.spso, self._batches, self._firsts = saved
+            if head is not None:
+                head.first = head_first
+                if head_saved is not None:
+                    head.states, head.counts, head.locks = head_saved[1], head_saved[2], head_saved[3]
             for b, state, count, lock, per in reversed(undo):
                 b.state, b.count, b.lock = state, count, lock
                 if per is None:

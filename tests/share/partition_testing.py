@@ -62,3 +62,61 @@ class RecordingPersister:
 
     def writes(self):
         return [c for c in self.calls if c[0] == "write"]
+
+
+def make(topics=None, *, profile="kip", config=None, group_configs=None, persister=None):
+    """A coordinator with a recording persister and `topics` ({name: partitions})."""
+    from kgroup import Cluster, Coordinator
+    from kgroup.groups.share.partition import leaders
+    c = Coordinator(cluster=Cluster(topics or {"t": 1}, seed=3), config=config, profile=profile)
+    per = persister or RecordingPersister()
+    leaders(c, per)
+    if group_configs:
+        c.cluster.group_configs["g"] = dict(group_configs)
+    return c, per
+
+
+def fetch_req(c, topic_partitions, *, member="m1", epoch=0, group="g", max_records=500, acks=None, forget=None,
+              version=1):
+    """ShareFetch of [(topic, partition)], with acks {(topic, partition): [(first, last, [types])]}."""
+    from kgroup.protocol import request
+    acks = acks or {}
+    topics: dict = {}
+    for t, p in topic_partitions:
+        topics.setdefault(c.cluster.topic_id(t), []).append(
+            {"partition_index": p, "acknowledgement_batches": _batches(acks.get((t, p), []))})
+    for (t, p), bs in acks.items():
+        tid = c.cluster.topic_id(t) if t in c.cluster else uuid.UUID(int=99)
+        parts = topics.setdefault(tid, [])
+        if not any(x["partition_index"] == p for x in parts):
+            parts.append({"partition_index": p, "acknowledgement_batches": _batches(bs)})
+    forgotten = [{"topic_id": c.cluster.topic_id(t), "partitions": ps} for t, ps in (forget or {}).items()]
+    return c.handle(request("ShareFetch", version, group_id=group, member_id=member, share_session_epoch=epoch,
+                            max_wait=0, min_bytes=1, max_records=max_records, batch_size=max_records,
+                            topics=[{"topic_id": k, "partitions": v} for k, v in topics.items()],
+                            forgotten_topics_data=forgotten))
+
+
+def ack_req(c, acks, *, member="m1", epoch=1, group="g", version=1):
+    """ShareAcknowledge of {(topic, partition): [(first, last, [types])]}."""
+    from kgroup.protocol import request
+    topics: dict = {}
+    for (t, p), bs in acks.items():
+        tid = c.cluster.topic_id(t) if t in c.cluster else uuid.UUID(int=99)
+        topics.setdefault(tid, []).append({"partition_index": p, "acknowledgement_batches": _batches(bs)})
+    return c.handle(request("ShareAcknowledge", version, group_id=group, member_id=member, share_session_epoch=epoch,
+                            topics=[{"topic_id": k, "partitions": v} for k, v in topics.items()]))
+
+
+def _batches(bs):
+    return [{"first_offset": a, "last_offset": z, "acknowledge_types": list(ts)} for a, z, ts in bs]
+
+
+def partition_rows(response):
+    """{(topic id, partition): PartitionData} of a ShareFetch/ShareAcknowledge response."""
+    return {(t.topic_id, p.partition_index): p for t in response.responses for p in t.partitions}
+
+
+def states(sp, first=None, last=None):
+    """{offset: (state, delivery count)} of the in-flight records."""
+    return {v.offset: (v.state, v.delivery_count) for v in sp.records(first, last)}
