@@ -426,3 +426,31 @@ def test_forget_drops_soft_state_and_cancels_locks():
     assert lock.timer not in c.timers and leaders(c).partitions == {}
     sp2 = share_partition(c, "g", c.cluster.topic_id("t"), 0)
     assert sp2 is not sp and sp2.records() == []
+
+
+# -- the KIP's "In-flight records example" -------------------------------------------------
+
+@pytest.mark.parametrize("profile,speo", [("kip", 9), ("kafka", 8)])
+def test_kip_in_flight_records_example(profile, speo):
+    """Offsets 0-9: Archv Archv Acqrd(1) Avail(2) Acqrd(1) Acked Archv Avail Avail Avail,
+    SPSO at 2, SPEO at 9 (the draft's arrow; Kafka's endOffset is the last in-flight offset, 8).
+    The draft leaves the delivery counts of 5-8 blank; here 7 and 8 were released once."""
+    c, per, sp = sp_with([1] * 10, profile=profile)
+    assert sp.acquire(A, max_records=2).acquired == [(0, 0, 1), (1, 1, 1)]
+    sp.acknowledge(A, [(0, 1, (ACCEPT,))])
+    sp.acquire(A, max_records=7)
+    sp.acknowledge(A, [(3, 3, (RELEASE,)), (5, 5, (ACCEPT,)), (6, 6, (REJECT,)), (7, 8, (RELEASE,))])
+    assert sp.acquire(B, max_records=1).acquired == [(3, 3, 2)]   # "acquired twice"
+    sp.acknowledge(B, [(3, 3, (RELEASE,))])
+    assert sp.spso == 2 and sp.speo == speo
+    assert states(sp) == {2: ("Acquired", 1), 3: ("Available", 2), 4: ("Acquired", 1), 5: ("Acknowledged", 1),
+                          6: ("Archived", 1), 7: ("Available", 1), 8: ("Available", 1)}
+    # "All records earlier than offset 2 are in Archived state", 9 and later Available (not in flight)
+    assert min(v.offset for v in sp.records()) == 2 and max(v.offset for v in sp.records()) == 8
+    # the durable state: the SPSO, the delivery count of 3, Acknowledged 5, Archived 6 (and 7-8 released)
+    durable = per.states[("g", c.cluster.topic_id("t"), 0)]
+    assert durable.start_offset == 2
+    assert durable.state_batches == (StateBatch(3, 3, DeliveryState.AVAILABLE, 2),
+                                     StateBatch(5, 5, DeliveryState.ACKNOWLEDGED, 1),
+                                     StateBatch(6, 6, DeliveryState.ARCHIVED, 1),
+                                     StateBatch(7, 8, DeliveryState.AVAILABLE, 1))
