@@ -26,7 +26,8 @@ class RecordingPersister:
         self.calls.append(("read", group_id, topic_id, partition))
         st = self.states.get((group_id, topic_id, partition))
         if st is None:
-            return PartitionState(error_code=ErrorCode.unknown_topic_or_partition)
+            return PartitionState(error_code=ErrorCode.invalid_request,
+                                  error_message="Read operation on uninitialized share partition not allowed.")
         return st
 
     def write_state(self, group_id, topic_id, partition, state_epoch, leader_epoch, start_offset, state_batches):

@@ -226,7 +226,10 @@ class SharePartition:
         share.auto.offset.reset and writes that SPSO so it does not move on a restart."""
         self._drop_in_flight()
         ps: PartitionState = self.persister.read_state(self.group_id, self.topic_id, self.partition, self.leader_epoch)
-        uninitialised = ps.error_code in (ErrorCode.unknown_topic_or_partition, ErrorCode.group_id_not_found)
+        # the share coordinator knows nothing of it yet (Kafka: INVALID_REQUEST "Read operation on
+        # uninitialized share partition not allowed."; other persisters may say unknown partition)
+        uninitialised = (ps.error_code == ErrorCode.unknown_topic_or_partition
+                         or (ps.error_code == ErrorCode.invalid_request and "uninitialized" in (ps.error_message or "")))
         if ps.error_code != ErrorCode.none and not uninitialised:
             return ps.error_code
         self.state_epoch = ps.state_epoch
@@ -319,11 +322,10 @@ class SharePartition:
                         b.state = ACQUIRED
                         b.count += 1
                         b.lock = lock
-                        acquired.append((b.first, b.last, b.count))
+                        _add_range(acquired, b.first, b.last, b.count)
                         n += b.last - b.first + 1
                     continue
                 states, counts, locks = b.states, b.counts, b.locks
-                run_start = -1
                 for i, st in enumerate(states):
                     if st == AVAILABLE and n < max_records:
                         if lock is None:
@@ -333,15 +335,9 @@ class SharePartition:
                         locks[i] = lock  # type: ignore[index]
                         n += 1
                         off = b.first + i
-                        if acquired and run_start >= 0 and acquired[-1][1] == off - 1 and acquired[-1][2] == counts[i]:
-                            acquired[-1] = (acquired[-1][0], off, counts[i])  # type: ignore[index]
-                        else:
-                            acquired.append((off, off, counts[i]))  # type: ignore[index]
-                            run_start = off
-                    else:
-                        if st == AVAILABLE:
-                            complete = False
-                        run_start = -1
+                        _add_range(acquired, off, off, counts[i])  # type: ignore[index]
+                    elif st == AVAILABLE:
+                        complete = False
             if complete:
                 self._maybe_available = False
             if acquired:
@@ -368,7 +364,7 @@ class SharePartition:
                 if lock is None:
                     lock = self._new_lock(member_id, now)
                 self._append(InFlightBatch(first, last, ACQUIRED, 1, lock))
-                acquired.append((first, last, 1))
+                _add_range(acquired, first, last, 1)
                 n += last - first + 1
                 self.next_offset = last + 1
                 out.batches.append(sb)
@@ -747,6 +743,17 @@ class SharePartition:
     def __repr__(self) -> str:
         return (f"SharePartition({self.group_id!r}, {self.topic}-{self.partition}, SPSO={self.spso}, "
                 f"SPEO={self.speo}, {len(self._batches)} in-flight batches, {len(self._locks)} locks)")
+
+
+def _add_range(acquired: list[tuple[int, int, int]], first: int, last: int, count: int) -> None:
+    """Add an acquired range, joining it to the previous one when contiguous with the same
+    delivery count (one AcquiredRecords entry, as Kafka's acquire returns new records)."""
+    if acquired:
+        a, z, n = acquired[-1]
+        if z == first - 1 and n == count:
+            acquired[-1] = (a, last, count)
+            return
+    acquired.append((first, last, count))
 
 
 # -- the registry of leaders (soft state) ---------------------------------------------
