@@ -281,10 +281,11 @@ class Cluster:
         return min(min(log.open_transactions.values()), end)
 
     def read(self, topic: str, partition: int, offset: int, *, max_offset: int | None = None,
-             read_committed: bool = False, max_batches: int | None = None) -> list[StoredBatch]:
+             read_committed: bool = False, max_records: int | None = None) -> list[StoredBatch]:
         """The batches holding offsets from `offset` on (the first one may start before it),
         up to the high watermark, or the last stable offset with `read_committed`, and below
-        `max_offset` when given. Empty when nothing is there yet."""
+        `max_offset` when given; whole batches until they hold `max_records` offsets from
+        `offset` on (at least one batch). Empty when nothing is there yet."""
         t = self.topic(topic)
         log = t.logs.get(partition)
         if log is None:
@@ -306,7 +307,7 @@ class Cluster:
                 if read_committed and b.last_offset >= limit:
                     break
                 out.append(b)
-                if max_batches is not None and len(out) >= max_batches:
+                if max_records is not None and b.last_offset - offset + 1 >= max_records:
                     break
             i += 1
         return out

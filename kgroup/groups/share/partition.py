@@ -347,9 +347,14 @@ class SharePartition:
                         seen[sb.base_offset] = sb
                 out.batches.extend(seen[k] for k in sorted(seen))
         limit = self.record_lock_limit()
-        if n < max_records and self.next_offset - self.spso < limit:
-            read_committed = self.read_committed()
-            for sb in c.cluster.read(self.topic, self.partition, self.next_offset, read_committed=read_committed):
+        read_committed = self.read_committed()
+        while n < max_records and self.next_offset - self.spso < limit:
+            want = min(max_records - n, limit - (self.next_offset - self.spso))
+            read = c.cluster.read(self.topic, self.partition, self.next_offset, read_committed=read_committed,
+                                  max_records=want)
+            if not read:
+                break
+            for sb in read:
                 if n >= max_records or self.next_offset - self.spso >= limit:
                     break
                 first = max(sb.base_offset, self.next_offset)
@@ -450,6 +455,7 @@ class SharePartition:
     def _commit(self, plan: list[tuple]) -> tuple[ErrorCode, str | None]:
         limit = self.delivery_count_limit()
         undo: list[tuple] = []
+        last_saved: InFlightBatch | None = None
         released_locks: dict[AcquisitionLock, int] = {}
         changed: list[StateBatch] = []
         dropped_below: list[tuple[int, int]] = []
@@ -470,10 +476,12 @@ class SharePartition:
                 released_locks[b.lock] = released_locks.get(b.lock, 0) + (z - a + 1)  # type: ignore[index]
                 b.state = target
                 b.lock = None
-                changed.append(StateBatch(a, z, _DELIVERY_STATE[target], b.count))
+                _add_change(changed, a, z, target, b.count)
                 continue
-            undo.append((b, b.state, b.count, b.lock,
-                         None if b.states is None else (b.states[:], b.counts[:], b.locks[:])))  # type: ignore[index]
+            if b is not last_saved:  # one snapshot per batch, however many acknowledgements touch it
+                undo.append((b, b.state, b.count, b.lock,
+                             None if b.states is None else (b.states[:], b.counts[:], b.locks[:])))  # type: ignore[index]
+                last_saved = b
             b.explode()
             states, counts, locks = b.states, b.counts, b.locks
             run: list[int] | None = None
@@ -494,10 +502,10 @@ class SharePartition:
                     run[1] = off
                 else:
                     if run is not None:
-                        changed.append(StateBatch(run[0], run[1], _DELIVERY_STATE[run[2]], run[3]))
+                        _add_change(changed, run[0], run[1], run[2], run[3])
                     run = [off, off, t, cnt]
             if run is not None:
-                changed.append(StateBatch(run[0], run[1], _DELIVERY_STATE[run[2]], run[3]))
+                _add_change(changed, run[0], run[1], run[2], run[3])
         saved = (self.spso, list(self._batches), list(self._firsts))
         head = self._batches[0] if self._batches else None
         head_saved = None if head is None or head.states is None else (head.first, head.states[:], head.counts[:],
@@ -743,6 +751,17 @@ class SharePartition:
     def __repr__(self) -> str:
         return (f"SharePartition({self.group_id!r}, {self.topic}-{self.partition}, SPSO={self.spso}, "
                 f"SPEO={self.speo}, {len(self._batches)} in-flight batches, {len(self._locks)} locks)")
+
+
+def _add_change(changed: list[StateBatch], first: int, last: int, state: int, count: int) -> None:
+    """Add a changed run to a write, joined to the previous one when contiguous and alike."""
+    ds = _DELIVERY_STATE[state]
+    if changed:
+        prev = changed[-1]
+        if prev.last_offset == first - 1 and prev.delivery_state is ds and prev.delivery_count == count:
+            changed[-1] = StateBatch(prev.first_offset, last, ds, count)
+            return
+    changed.append(StateBatch(first, last, ds, count))
 
 
 def _add_range(acquired: list[tuple[int, int, int]], first: int, last: int, count: int) -> None:
