@@ -193,7 +193,7 @@ class Cluster:
                 transactional: str | None = None, *, producer_id: int | None = None) -> int:
         """Append ONE record batch (magic 2) of `values` to `topic`-`partition`; returns its base offset.
 
-        `keys`/`headers` run parallel to `values`; `timestamp` is one CreateTime for all
+        Values and keys are bytes, str (UTF-8) or None; `keys`/`headers` run parallel to `values`; `timestamp` is one CreateTime for all
         records or one per record (default: the cluster clock). `transactional`: None (plain),
         "commit" or "abort" (the batch and its marker, so the transaction is decided at once),
         or "open" (the transaction stays open, holding the last stable offset, until
@@ -228,7 +228,9 @@ class Cluster:
                 pid = producer_id
         elif producer_id is not None:
             raise ValueError("producer_id is for transactional batches")
-        records = [(k, v, x, h) for k, v, x, h in zip(keys, values, ts, hdrs)]
+        def b(x: Any) -> Any:  # str keys and values are UTF-8, as a StringSerializer writes them
+            return x.encode() if isinstance(x, str) else x
+        records = [(b(k), b(v), x, h) for k, v, x, h in zip(keys, values, ts, hdrs)]
         data = encode_batch(records, base_offset=base, producer_id=pid, producer_epoch=0 if pid >= 0 else -1,
                             base_sequence=0 if pid >= 0 else -1, transactional=transactional is not None)
         batch = StoredBatch(base, base + n - 1, data, max(ts), pid, transactional is not None)

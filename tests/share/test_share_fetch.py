@@ -212,3 +212,31 @@ def test_share_fetch_v2():
     assert [(a.first_offset, a.last_offset) for a in row(c, r).acquired_records] == [(0, 1)]
     r = ack_req(c, {("t", 0): [(0, 1, [1])]}, member=A, version=2)
     assert row(c, r).error_code == ErrorCode.none
+
+
+def test_a_member_leaving_the_group_closes_its_session_and_releases_its_records():
+    # Kafka's SharePartitionManager ShareGroupListener.onMemberLeave
+    from kgroup.groups.share.fetch import member_left
+    c, _ = setup(batches=(2,))
+    fetch_req(c, [("t", 0)], member=A)
+    assert member_left(c, "g", A) is True and member_left(c, "g", A) is False
+    sp = share_partition(c, "g", c.cluster.topic_id("t"), 0)
+    assert states(sp) == {0: ("Available", 1), 1: ("Available", 1)} and sp.locks() == []
+    assert fetch_req(c, [], member=A, epoch=1).error_code == ErrorCode.share_session_not_found
+
+
+def test_share_group_configs_by_kafka_and_draft_names():
+    # the draft spells the group configs group.share.isolation.level / group.share.auto.offset.reset
+    from kgroup.errors import ConfigError
+    from kgroup.group_configs import canonical_name, check_value
+    c, _ = make()
+    assert canonical_name("group.share.isolation.level") == "share.isolation.level"
+    assert canonical_name("group.share.auto.offset.reset") == "share.auto.offset.reset"
+    assert check_value(c, "share.auto.offset.reset", "by_duration:P1DT2H") == "by_duration:P1DT2H"
+    for bad in ("by_duration:2h", "newest"):
+        with pytest.raises(ConfigError):
+            check_value(c, "share.auto.offset.reset", bad)
+    with pytest.raises(ConfigError):
+        check_value(c, "share.isolation.level", "read_most")
+    with pytest.raises(ConfigError):
+        check_value(c, "share.delivery.count.limit", 11)

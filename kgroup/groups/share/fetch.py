@@ -254,4 +254,15 @@ def share_acknowledge(c: "Coordinator", req: Any, version: int) -> Result:
                    "responses": _by_topic(rows), "node_endpoints": []})
 
 
-__all__ = ["share_fetch", "share_acknowledge", "SHARE_FETCH", "SHARE_ACKNOWLEDGE"]
+
+def member_left(c: "Coordinator", group_id: str, member_id: str) -> bool:
+    """A member left the share group (or was removed): close its share session and release
+    the records it holds, as Kafka's SharePartitionManager does when the group coordinator
+    tells it a member left (ShareGroupListener.onMemberLeave). False if it had no session."""
+    session = sessions(c).close(group_id, member_id)
+    if session is None:
+        return False
+    _release(c, session, list(session.partitions))
+    return True
+
+__all__ = ["share_fetch", "share_acknowledge", "member_left", "SHARE_FETCH", "SHARE_ACKNOWLEDGE"]
