@@ -150,22 +150,28 @@ def test_final_share_fetch_must_not_fetch():
     assert share_partition(c, "g", c.cluster.topic_id("t"), 0).locks() == []
 
 
-def test_a_new_session_replaces_the_old_one_and_releases_its_records():
-    c, _ = setup(batches=(2,))
-    fetch_req(c, [("t", 0)], member=A)
-    r = fetch_req(c, [("t", 0)], member=A, epoch=0)
-    assert [(a.first_offset, a.delivery_count) for a in row(c, r).acquired_records] == [(0, 2)]
+def test_a_new_session_replaces_the_old_one_and_the_member_keeps_its_records():
+    # SharePartitionManager.newContext: epoch 0 removes the old session, nothing is released
+    c, _ = setup(batches=(2, 2))
+    fetch_req(c, [("t", 0)], member=A, max_records=2)
+    r = fetch_req(c, [("t", 0)], member=A, epoch=0, max_records=2)
+    assert [(a.first_offset, a.last_offset, a.delivery_count) for a in row(c, r).acquired_records] == [(2, 3, 1)]
+    assert fetch_req(c, [], member=A, epoch=2).error_code == ErrorCode.invalid_share_session_epoch
+    r = ack_req(c, {("t", 0): [(0, 3, [1])]}, member=A, epoch=1)
+    assert row(c, r).error_code == ErrorCode.none
 
 
-def test_forgotten_partitions_leave_the_session_and_their_records_are_released():
+def test_forgotten_partitions_leave_the_session_and_are_fetched_no_more():
     c, _ = setup({"t": 2}, batches=(2,))
     fetch_req(c, [("t", 0), ("t", 1)], member=A)
     fetch_req(c, [], member=A, epoch=1, forget={"t": [1]})
     sp1 = share_partition(c, "g", c.cluster.topic_id("t"), 1)
-    assert states(sp1) == {0: ("Available", 1), 1: ("Available", 1)}
+    assert states(sp1) == {0: ("Acquired", 1), 1: ("Acquired", 1)}   # still the member's until acked or expired
     c.cluster.produce("t", 1, [b"x"])
     c.cluster.produce("t", 0, [b"y"])
-    r = fetch_req(c, [], member=A, epoch=2)
+    r = ack_req(c, {("t", 1): [(0, 1, [1])]}, member=A, epoch=2)   # ShareAcknowledge needs no session partition
+    assert row(c, r, "t", 1).error_code == ErrorCode.none
+    r = fetch_req(c, [], member=A, epoch=3)
     assert {p.partition_index for t in r.responses for p in t.partitions if p.acquired_records} == {0}
 
 

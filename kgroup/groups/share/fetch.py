@@ -133,9 +133,8 @@ def share_fetch(c: "Coordinator", req: Any, version: int) -> Result:
     if epoch == INITIAL_EPOCH:
         if has_acks:
             return _top_error(ErrorCode.invalid_request, "Acknowledge data present on initial fetch request.", True)
-        old = cache.get(group_id, member_id)
-        if old is not None:  # a new session replaces the old one: what it held goes back
-            _release(c, old, list(old.partitions))
+        # a new session replaces the old one; what the member holds stays acquired by it (Kafka's
+        # SharePartitionManager.newContext only removes the old session)
         session = cache.open(group_id, member_id, now)
         if session is None:
             return _top_error(ErrorCode.share_session_limit_reached,
@@ -160,11 +159,11 @@ def share_fetch(c: "Coordinator", req: Any, version: int) -> Result:
         _release(c, session, list(session.partitions))
     else:
         session.epoch = next_epoch(session.epoch) if epoch != INITIAL_EPOCH else 1
+        # forgotten partitions leave the session; records the member holds there stay acquired
+        # until acknowledged or their lock elapses (ShareSession.update releases nothing)
         for t in req.forgotten_topics_data:
-            forgotten = [(t.topic_id, p) for p in t.partitions if (t.topic_id, p) in session.partitions]
-            for key in forgotten:
-                del session.partitions[key]
-            _release(c, session, forgotten)
+            for p in t.partitions:
+                session.partitions.pop((t.topic_id, p), None)
         for t in req.topics:
             for p in t.partitions:
                 session.partitions.setdefault((t.topic_id, p.partition_index), None)
