@@ -196,9 +196,10 @@ def test_write_after_initialize_is_a_share_update_and_batches_combine():
     # ShareCoordinatorShardTest.testSubsequentWriteStateSnapshotEpochUpdatesSuccessfully
     c = coord()
     init(c)
+    read(c, leader_epoch=0)  # "Read is necessary before write!": the leader's epoch is recorded by its read
     ok(one(write(c, start_offset=0, batches=[batch(0, 10, 0, 1)], delivery_complete_count=11)))
     ok(one(write(c, start_offset=0, batches=[batch(11, 20, 0, 1)], delivery_complete_count=21)))
-    up1, up2 = records(c)[1:]
+    up1, up2 = records(c)[2:]
     assert isinstance(up1, ShareUpdate) and isinstance(up2, ShareUpdate)
     assert (up2.value.snapshot_epoch, up2.value.leader_epoch, up2.value.start_offset) == (0, 0, 0)
     assert [(b.first_offset, b.last_offset) for b in up2.value.state_batches] == [(11, 20)]
@@ -224,6 +225,7 @@ def test_write_with_an_older_leader_epoch_is_fenced():
     # ShareCoordinatorShardTest.testWriteStateFencedLeaderEpochError
     c = coord()
     init(c)
+    ok(one(read(c, leader_epoch=1)))
     ok(one(write(c, leader_epoch=1, batches=[batch(0, 10, 0, 1)])))
     n = len(c.share_state_log)
     p = one(write(c, leader_epoch=0, batches=[batch(0, 10, 0, 1)]))
@@ -247,9 +249,20 @@ def test_minus_one_epochs_are_not_fenced():
     # -1 means "not given": neither epoch is checked (maybeGetWriteStateError)
     c = coord()
     init(c, state_epoch=3)
-    write(c, leader_epoch=4, state_epoch=3)
+    read(c, leader_epoch=4)
     ok(one(write(c, leader_epoch=-1, state_epoch=-1, batches=[batch(0, 0, 2, 1)])))
-    assert state(c).leader_epoch == 4  # -1 leaves the leader epoch as it was
+    assert state(c).leader_epoch == 4
+
+
+def test_a_write_never_moves_the_leader_epoch():
+    # generateShareStateRecord(..., updateLeaderEpoch=false): only a read by a new leader does
+    c = coord()
+    init(c)
+    read(c, leader_epoch=2)
+    ok(one(write(c, leader_epoch=7, batches=[batch(0, 0, 2, 1)])))
+    assert records(c)[-1].value.leader_epoch == 2
+    assert state(c).leader_epoch == 2
+    ok(one(write(c, leader_epoch=2)))  # so the leader that read is not fenced by its own higher write
 
 
 def test_write_v0_has_no_delivery_complete_count():
@@ -302,6 +315,7 @@ def test_summary_has_the_epochs_and_start_offset_and_writes_nothing():
     # testReadStateSummarySuccess
     c = coord()
     init(c, start_offset=0)
+    read(c, leader_epoch=0)
     write(c, start_offset=0, batches=[batch(0, 10, 0, 1)], delivery_complete_count=0)
     n = len(c.share_state_log)
     p = ok(one(summary(c, leader_epoch=1)))
@@ -312,7 +326,8 @@ def test_summary_has_the_epochs_and_start_offset_and_writes_nothing():
 def test_summary_of_an_unknown_share_partition_is_uninitialized():
     c = coord()
     p = ok(one(summary(c)))
-    assert (p.start_offset, p.state_epoch, p.leader_epoch, p.delivery_complete_count) == (-1, 0, -1, -1)
+    # PartitionFactory: UNINITIALIZED_START_OFFSET, DEFAULT_STATE_EPOCH, DEFAULT_LEADER_EPOCH, -1
+    assert (p.start_offset, p.state_epoch, p.leader_epoch, p.delivery_complete_count) == (-1, 0, 0, -1)
 
 
 def test_summary_v0_has_no_delivery_complete_count():
@@ -418,31 +433,33 @@ def _kinds(c, start=0):
 
 
 def test_snapshot_after_records_per_snapshot_updates():
-    # share.coordinator.snapshot.update.records.per.snapshot=3. Kafka counts updates since a
-    # snapshot from 0 on the first update (handleShareUpdate), so the first round after the
-    # initializing snapshot has one update more than the later ones.
+    # share.coordinator.snapshot.update.records.per.snapshot=3: three ShareUpdates, then the
+    # next write is a ShareSnapshot of the whole state (generateShareStateRecord)
     c = coord(**{"share.coordinator.snapshot.update.records.per.snapshot": 3})
     init(c, start_offset=0)
     for i in range(12):
-        ok(one(write(c, batches=[batch(i, i, 2, 1)])))
-    assert _kinds(c) == list("S" "UUUU" "S" "UUU" "S" "UUU")
+        c.advance(10)
+        ok(one(write(c, batches=[batch(i, i, 2, 1)], delivery_complete_count=i + 1)))
+    assert _kinds(c) == list("S" "UUUS" "UUUS" "UUUS")
     snaps = [r for r in records(c) if isinstance(r, ShareSnapshot)]
-    assert [s.value.snapshot_epoch for s in snaps] == [0, 1, 2]
-    # a snapshot is the complete state: offsets 0..8 acknowledged in one batch
-    assert [(b.first_offset, b.last_offset, b.delivery_state) for b in snaps[2].value.state_batches] == [(0, 8, 2)]
-    assert snaps[2].value.create_timestamp == snaps[0].value.create_timestamp
+    assert [s.value.snapshot_epoch for s in snaps] == [0, 1, 2, 3]
+    # a snapshot is the complete state: offsets 0..7 acknowledged in one batch
+    assert [(b.first_offset, b.last_offset, b.delivery_state) for b in snaps[2].value.state_batches] == [(0, 7, 2)]
+    assert snaps[2].value.delivery_complete_count == 8
+    assert snaps[2].value.create_timestamp == snaps[2].value.write_timestamp == snaps[0].value.create_timestamp + 80
     # updates carry the snapshot epoch they build on
-    assert {r.value.snapshot_epoch for r in records(c)[-3:]} == {2}
+    assert {r.value.snapshot_epoch for r in records(c)[-4:-1]} == {2}
+    assert share_coordinator(c).update_counts[SharePartitionKey(G, tid(c), 0)] == 0
 
 
 def test_default_is_a_snapshot_after_500_updates():
     c = coord()
     init(c)
-    for i in range(502):
+    for i in range(501):
         write(c, batches=[batch(i, i, 2, 1)])
     kinds = _kinds(c)
-    assert kinds[0] == "S" and kinds[1:502] == ["U"] * 501 and kinds[502] == "S"
-    assert state(c).state_batches == (Batch(0, 501, 2, 1),)
+    assert kinds[0] == "S" and kinds[1:501] == ["U"] * 500 and kinds[501] == "S"
+    assert state(c).state_batches == (Batch(0, 500, 2, 1),)
 
 
 def test_records_per_snapshot_zero_snapshots_every_write_and_keeps_unacknowledged_batches():
@@ -571,6 +588,7 @@ def test_persister_round_trip():
     t = tid(c)
     assert p.read_state(G, t, 0) == PartitionState(E.invalid_request, READ_UNINITIALIZED_SHARE_PARTITION)
     assert p.initialize_state(G, t, 0, state_epoch=0, start_offset=100) == E.none
+    assert p.read_state(G, t, 0, leader_epoch=1) == PartitionState(start_offset=100)  # the leader loads
     batches = (StateBatch(100, 104, DeliveryState.ACKNOWLEDGED, 1), StateBatch(105, 105, DeliveryState.ARCHIVED, 5))
     assert p.write_state(G, t, 0, state_epoch=0, leader_epoch=1, start_offset=-1, state_batches=batches) == E.none
     got = p.read_state(G, t, 0, leader_epoch=1)
@@ -593,7 +611,7 @@ def test_persister_round_trip():
     assert p.delete_state(G, t, 0) == E.none
     assert p.read_summary(G, t, 0).start_offset == -1
     # every call was a real request: the records are in __share_group_state
-    assert len(c.share_state_log) == 5  # init, 2 writes, init, tombstone
+    assert len(c.share_state_log) == 6  # init, read as leader 1, 2 writes, init, tombstone
 
 
 def test_persister_v0_writes():
@@ -604,7 +622,8 @@ def test_persister_v0_writes():
     assert p.write_state(G, t, 1, 0, 0, 3, (StateBatch(3, 4, DeliveryState.AVAILABLE, 2),),
                          delivery_complete_count=9) == E.none
     assert records(c)[-1].value.delivery_complete_count == -1  # v0 cannot carry it
-    assert p.read_summary(G, t, 1) == PartitionSummary(state_epoch=0, leader_epoch=0, start_offset=3)
+    # no leader has read it yet: the leader epoch is still the initial -1
+    assert p.read_summary(G, t, 1) == PartitionSummary(state_epoch=0, leader_epoch=-1, start_offset=3)
 
 
 # -- the KIP's durable-state example ------------------------------------------------------------
@@ -664,3 +683,55 @@ def test_kip_durable_state_example_table():
     assert kinds == ["S"] + ["U"] * (len(kinds) - 1)
     final = Coordinator.load(c.share_state_log, cluster=c.cluster)
     assert state(final).start_offset == 120 and state(final).state_batches == ()
+
+
+# -- cold-partition snapshots (ShareCoordinatorShard.snapshotColdPartitions) ------------------
+
+def test_no_cold_snapshot_timer_without_share_state():
+    c = coord()
+    assert not any(k.startswith("share-coordinator") for k in c.timers.pending())
+    p = one(read(c))  # a refused request leaves no state either
+    assert p.error_code == E.invalid_request
+    assert not any(k.startswith("share-coordinator") for k in c.timers.pending())
+
+
+def test_cold_partitions_are_snapshotted_once_per_quiet_period():
+    # testSnapshotColdPartitionsPartialEligiblePartitions / ...DoesNotPerpetuallySnapshot
+    interval = 10_000
+    c = coord(**{"share.coordinator.cold.partition.snapshot.interval.ms": interval})
+    t0 = c.now()
+    init(c, 0, start_offset=1)
+    c.advance(6_000)
+    init(c, 1, start_offset=2)
+    written = c.advance(4_000)  # partition 0 is 10 s old, partition 1 only 4 s
+    (rec,) = [e.record for e in written]
+    assert isinstance(rec, ShareSnapshot) and rec.key.partition == 0
+    assert (rec.value.snapshot_epoch, rec.value.create_timestamp, rec.value.write_timestamp, rec.value.start_offset) \
+        == (1, t0, t0 + interval, 1)
+    # partition 1 is old now too; while one share-partition has not been re-snapshotted,
+    # every old one is (partition 0 a second time)
+    written = c.advance(interval)
+    assert [(e.record.key.partition, e.record.value.snapshot_epoch) for e in written] == [(0, 2), (1, 1)]
+    # every share-partition's last snapshot is a re-snapshot: the system is quiet, nothing more
+    assert c.advance(5 * interval) == []
+    # updates keep the snapshot's timestamps: still quiet
+    read(c, 0, leader_epoch=0)
+    assert c.advance(interval) == []
+    # a fresh snapshot (here a re-initialisation) makes the share coordinator active again
+    init(c, 0, state_epoch=1, start_offset=5)
+    assert [e.record.key.partition for e in c.advance(interval)] == [0, 1]
+
+
+def test_cold_snapshot_timer_comes_back_after_a_reload():
+    c = coord(**{"share.coordinator.cold.partition.snapshot.interval.ms": 1000})
+    init(c)
+    d = Coordinator.load(c.share_state_log, cluster=c.cluster, config=c.config)
+    assert "share-coordinator-cold-partition-snapshot" in d.timers
+    assert [type(e.record) for e in d.advance(1000)] == [ShareSnapshot]
+
+
+def test_as_of_now_holds_every_share_state_record():
+    c = coord()
+    init(c)
+    write(c, batches=[batch(0, 0, 2, 1)])
+    assert share_coordinator(c.as_of(c.position)).states == share_coordinator(c).states

@@ -17,8 +17,11 @@ holding the replayed state, handlers for APIs 83-87 and the replay of both recor
 
 The seed (an early KIP-932 draft) says only that the durable state holds the SPSO, the
 non-Acquired states and the delivery counts; everything else here follows Kafka.
-Not modelled: the periodic snapshot of cold partitions and the pruning of redundant
-records (`share.coordinator.state.topic.prune.interval.ms`).
+Every `share.coordinator.cold.partition.snapshot.interval.ms` a timer re-snapshots
+share-partitions whose last snapshot is older than that (Kafka's cold-partition snapshots);
+it is scheduled once the share coordinator holds some state. Not modelled: pruning the
+records older snapshots made redundant (`share.coordinator.state.topic.prune.interval.ms`,
+a DeleteRecords on the log).
 """
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ from kgroup.groups.share.state_batches import Batch, combine_state_batches
 from kgroup.log.partitioner import share_partition_key, share_state_partition_for
 from kgroup.records import ShareSnapshot, ShareUpdate
 from kgroup.records.records import SHARE_GROUP_STATE
-from kgroup.runtime import LogSpec, Result, component, handles, owns_log, replays
+from kgroup.runtime import LogSpec, Result, component, handles, on_loaded, owns_log, replays
 
 __all__ = ["SHARE_COORDINATOR", "SharePartitionKey", "ShareGroupOffset", "ShareCoordinator", "share_coordinator"]
 
@@ -57,7 +60,7 @@ _MESSAGES = {
 # PartitionFactory's defaults for a share-partition the coordinator knows nothing of.
 UNINITIALIZED_START_OFFSET = -1
 DEFAULT_STATE_EPOCH = 0
-UNINITIALIZED_LEADER_EPOCH = -1
+DEFAULT_LEADER_EPOCH = 0
 UNINITIALIZED_DELIVERY_COMPLETE_COUNT = -1
 
 
@@ -158,7 +161,7 @@ class ShareCoordinator:
 
     `states`: share-partition -> `ShareGroupOffset`; `leader_epochs` / `state_epochs`: the
     highest epochs seen (what fences older writers); `update_counts`: ShareUpdates since the
-    last snapshot (Kafka's `snapshotUpdateCount`, which starts at 0 on the first update).
+    last snapshot (Kafka's `snapshotUpdateCount`).
     `hosted_partitions` are the `__share_group_state` partitions led here (others answer
     NOT_COORDINATOR); `active` False answers COORDINATOR_NOT_AVAILABLE (a share coordinator
     not started yet) -- both are soft settings, like the group coordinator's.
@@ -200,7 +203,7 @@ class ShareCoordinator:
         else:
             current = self.states.get(key)
             self.states[key] = ShareGroupOffset.from_update(v) if current is None else _merge(current, v)
-            self.update_counts[key] = 0 if key not in self.update_counts else self.update_counts[key] + 1
+            self.update_counts[key] = self.update_counts.get(key, 0) + 1
 
     @staticmethod
     def _raise_epoch(epochs: dict[SharePartitionKey, int], key: SharePartitionKey, epoch: int) -> None:
@@ -250,7 +253,9 @@ class ShareCoordinator:
         if state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
             raise _Refused(ErrorCode.fenced_state_epoch)
         self._check_metadata(key)
-        return [self._state_record(key, state_epoch, leader_epoch, start_offset, batches, delivery_complete_count)]
+        # a write never moves the leader epoch (only a read by a new leader does)
+        return [self._state_record(key, leader_epoch, start_offset, batches, delivery_complete_count,
+                                   update_leader_epoch=False)]
 
     def read(self, key: SharePartitionKey, leader_epoch: int) -> tuple[ShareGroupOffset, list[Any]]:
         """ReadShareGroupState: the state, and a record when a newer leader epoch reads it
@@ -264,8 +269,8 @@ class ShareCoordinator:
         self._check_metadata(key)
         if leader_epoch == -1 or self.leader_epochs.get(key) == leader_epoch:
             return current, []
-        return current, [self._state_record(key, current.state_epoch, leader_epoch, current.start_offset, (),
-                                            current.delivery_complete_count)]
+        return current, [self._state_record(key, leader_epoch, current.start_offset, (),
+                                            current.delivery_complete_count, update_leader_epoch=True)]
 
     def read_summary(self, key: SharePartitionKey) -> ShareGroupOffset | None:
         """ReadShareGroupStateSummary: the state without batches (None: not initialised)."""
@@ -279,32 +284,43 @@ class ShareCoordinator:
         self._check_metadata(key)
         return [_tombstone(key)] if key in self.states else []
 
-    def _state_record(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
-                      batches: tuple[Batch, ...], delivery_complete_count: int) -> Any:
-        """A ShareSnapshot or ShareUpdate (ShareCoordinatorShard.generateShareStateRecord)."""
-        current = self.states.get(key)
+    def _state_record(self, key: SharePartitionKey, leader_epoch: int, start_offset: int,
+                      batches: tuple[Batch, ...], delivery_complete_count: int, *,
+                      update_leader_epoch: bool) -> Any:
+        """A ShareSnapshot once `share.coordinator.snapshot.update.records.per.snapshot`
+        updates were written since the last one, else a ShareUpdate
+        (ShareCoordinatorShard.generateShareStateRecord; the share-partition is initialised)."""
+        current = self.states[key]
         now = self.coordinator.now()
-        if current is None:
-            return _snapshot_record(key, ShareGroupOffset(
-                0, state_epoch, leader_epoch, start_offset, tuple(combine_state_batches((), batches, start_offset)),
-                delivery_complete_count, now, now))
+        new_leader_epoch = current.leader_epoch
+        if update_leader_epoch and leader_epoch != -1:
+            new_leader_epoch = leader_epoch
         if self.update_counts.get(key, 0) >= self.records_per_snapshot:
             # a new snapshot: everything held so far with this write folded in
             new_start = current.start_offset if start_offset == -1 else start_offset
             return _snapshot_record(key, ShareGroupOffset(
-                snapshot_epoch=current.snapshot_epoch + 1,
-                state_epoch=current.state_epoch if state_epoch == -1 else state_epoch,
-                leader_epoch=current.leader_epoch if leader_epoch == -1 else leader_epoch,
-                start_offset=new_start,
+                snapshot_epoch=current.snapshot_epoch + 1, state_epoch=current.state_epoch,
+                leader_epoch=new_leader_epoch, start_offset=new_start,
                 state_batches=tuple(combine_state_batches(current.state_batches, batches, new_start)),
-                delivery_complete_count=(current.delivery_complete_count if delivery_complete_count == -1
-                                         else delivery_complete_count),
-                create_timestamp=current.create_timestamp, write_timestamp=now))
+                delivery_complete_count=delivery_complete_count, create_timestamp=now, write_timestamp=now))
         # an update on the last snapshot: only this write's batches (merged among themselves)
         return _update_record(key, ShareGroupOffset(
-            snapshot_epoch=current.snapshot_epoch, state_epoch=-1, leader_epoch=leader_epoch,
+            snapshot_epoch=current.snapshot_epoch, state_epoch=-1, leader_epoch=new_leader_epoch,
             start_offset=start_offset, state_batches=tuple(combine_state_batches((), batches, start_offset)),
             delivery_complete_count=delivery_complete_count))
+
+    def cold_snapshots(self) -> list[Any]:
+        """Fresh snapshots of share-partitions whose last snapshot is older than
+        `share.coordinator.cold.partition.snapshot.interval.ms`, so a reload need not read
+        far back (snapshotColdPartitions): nothing when every share-partition's last
+        snapshot is already such a re-snapshot (a quiet system)."""
+        if all(o.create_timestamp != o.write_timestamp for o in self.states.values()):
+            return []
+        now = self.coordinator.now()
+        interval = self.coordinator.config["share.coordinator.cold.partition.snapshot.interval.ms"]
+        return [_snapshot_record(key, replace(o, snapshot_epoch=o.snapshot_epoch + 1, write_timestamp=now))
+                for key, o in self.states.items()
+                if now - o.write_timestamp >= interval and self.partition_for(*key) in self.hosted_partitions]
 
     # -- views --------------------------------------------------------------------------
     def state(self, group_id: str, topic_id: uuid.UUID, partition: int) -> ShareGroupOffset | None:
@@ -336,8 +352,7 @@ def _merge(current: ShareGroupOffset, v: Any) -> ShareGroupOffset:
         start_offset=start,
         leader_epoch=current.leader_epoch if v.leader_epoch == -1 else v.leader_epoch,
         state_batches=tuple(combine_state_batches(current.state_batches, _batches(v.state_batches), start)),
-        delivery_complete_count=(current.delivery_complete_count if v.delivery_complete_count == -1
-                                 else v.delivery_complete_count))
+        delivery_complete_count=v.delivery_complete_count)
 
 
 @component(SHARE_COORDINATOR)
@@ -353,6 +368,24 @@ def share_coordinator(c: Any) -> ShareCoordinator:
 @replays(ShareSnapshot, ShareUpdate)
 def _replay(c: Any, entry: Any) -> None:
     share_coordinator(c).replay(entry.record)
+
+
+COLD_SNAPSHOT_TIMER = "share-coordinator-cold-partition-snapshot"
+
+
+@on_loaded
+def _ensure_cold_snapshot_timer(c: Any) -> None:
+    """Schedule the cold-partition snapshot timer once there is share state (soft state:
+    a reloaded coordinator schedules it again; Kafka runs it for every share coordinator)."""
+    if share_coordinator(c).states and COLD_SNAPSHOT_TIMER not in c.timers:
+        interval = c.config["share.coordinator.cold.partition.snapshot.interval.ms"]
+        c.timers.schedule(COLD_SNAPSHOT_TIMER, c.now() + interval, lambda: _cold_snapshot(c))
+
+
+def _cold_snapshot(c: Any) -> Result:
+    records = share_coordinator(c).cold_snapshots()
+    _ensure_cold_snapshot_timer(c)
+    return Result(records=records)
 
 
 # ---------------------------------------------------------------------------------------
@@ -391,7 +424,7 @@ def _serve(c: Any, req: Any, decide: Callable[[ShareCoordinator, SharePartitionK
         return run
 
     ops = [operation(i, p) for i, t in enumerate(topics) for p in t.partitions]
-    return Result(lambda: {"results": answers}, then=ops)
+    return Result(lambda: {"results": answers}, then=[*ops, lambda: _ensure_cold_snapshot_timer(c)])
 
 
 def _request_batches(p: Any) -> tuple[Batch, ...]:
@@ -435,7 +468,7 @@ def _read_share_group_state_summary(c: Any, req: Any, version: int) -> Result:
     def decide(sc: ShareCoordinator, key: SharePartitionKey, p: Any) -> tuple[dict, list]:
         state = sc.read_summary(key)
         if state is None:
-            return {"state_epoch": DEFAULT_STATE_EPOCH, "leader_epoch": UNINITIALIZED_LEADER_EPOCH,
+            return {"state_epoch": DEFAULT_STATE_EPOCH, "leader_epoch": DEFAULT_LEADER_EPOCH,
                     "start_offset": UNINITIALIZED_START_OFFSET,
                     "delivery_complete_count": UNINITIALIZED_DELIVERY_COMPLETE_COUNT}, []
         return {"state_epoch": state.state_epoch, "leader_epoch": state.leader_epoch,

@@ -64,7 +64,7 @@ class PartitionSummary:
     error_code: ErrorCode = ErrorCode.none
     error_message: str | None = None
     state_epoch: int = 0
-    leader_epoch: int = -1
+    leader_epoch: int = 0
     #: the SPSO; -1 when not initialised
     start_offset: int = -1
     #: KIP-1226: offsets at or above the SPSO whose delivery is complete; -1 when unknown
