@@ -129,3 +129,18 @@ def test_a_new_leader_reads_the_durable_state_from_the_share_coordinator():
     assert got.acquired == [(2, 2, 2), (3, 3, 1), (6, 7, 1)]
     assert isinstance(c2.share_state_log.entry_at(0).record, ShareSnapshot)
     assert all(isinstance(e.record, (ShareSnapshot, ShareUpdate)) for e in c2.share_state_log)
+
+
+def test_writes_carry_the_delivery_complete_count():
+    # KIP-1226 (WriteShareGroupState v1): Acknowledged/Archived records at or above the SPSO
+    c = Coordinator(cluster=Cluster({"t": 1}, seed=5))
+    c.cluster.group_configs["g"] = {"share.auto.offset.reset": "earliest"}
+    c.cluster.produce("t", 0, [b"x"] * 6)
+    sp = share_partition(c, "g", c.cluster.topic_id("t"), 0)
+    sp.acquire(X)
+    sp.acknowledge(X, [(1, 2, (ACCEPT,)), (4, 4, (RELEASE,)), (5, 5, (ACCEPT,))])
+    assert sp.spso == 0 and sp.delivery_complete_count() == 3
+    last = list(c.share_state_log)[-1].record.value
+    assert last.delivery_complete_count == 3
+    (held,) = c.components["share_coordinator"].states.values()
+    assert held.delivery_complete_count == 3

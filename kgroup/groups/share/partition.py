@@ -25,6 +25,7 @@ The registry of leaders is soft state too: `c.soft_state[LEADERS]`, see `leaders
 from __future__ import annotations
 
 import bisect
+import inspect
 import itertools
 import uuid
 from dataclasses import dataclass, field
@@ -162,6 +163,12 @@ class SharePartition:
         self.partition = partition
         self.topic = c.cluster.topic_name(topic_id)
         self.persister = persister
+        # WriteShareGroupState v1 carries the delivery-complete count (KIP-1226); a persister
+        # with the draft's interface only takes the SPSO and the batches
+        try:
+            self._takes_complete_count = "delivery_complete_count" in inspect.signature(persister.write_state).parameters
+        except (TypeError, ValueError):
+            self._takes_complete_count = False
         #: the share-partition start offset
         self.spso = 0
         #: one past the last in-flight offset (where new records are read from)
@@ -703,11 +710,28 @@ class SharePartition:
             changed = [sb if sb.first_offset >= spso else StateBatch(spso, sb.last_offset, sb.delivery_state,
                                                                        sb.delivery_count)
                        for sb in changed if sb.last_offset >= spso]
-        code = self.persister.write_state(self.group_id, self.topic_id, self.partition, self.state_epoch,
-                                          self.leader_epoch, spso, tuple(changed))
+        if self._takes_complete_count:
+            code = self.persister.write_state(self.group_id, self.topic_id, self.partition, self.state_epoch,
+                                              self.leader_epoch, spso, tuple(changed),
+                                              delivery_complete_count=self.delivery_complete_count())
+        else:
+            code = self.persister.write_state(self.group_id, self.topic_id, self.partition, self.state_epoch,
+                                              self.leader_epoch, spso, tuple(changed))
         if code == ErrorCode.none:
             self._unwritten.clear()
         return code
+
+    def delivery_complete_count(self) -> int:
+        """In-flight records whose delivery is complete (Acknowledged or Archived) at or above
+        the SPSO: what KIP-1226's lag leaves out (lag = high watermark - SPSO - this)."""
+        n = 0
+        for b in self._batches:
+            if b.states is None:
+                if b.state == ACKNOWLEDGED or b.state == ARCHIVED:
+                    n += b.last - b.first + 1
+            else:
+                n += b.states.count(ACKNOWLEDGED) + b.states.count(ARCHIVED)
+        return n
 
     # -- display ----------------------------------------------------------------------
     def records(self, first: int | None = None, last: int | None = None) -> list[RecordView]:
