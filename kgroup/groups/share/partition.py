@@ -415,30 +415,37 @@ class SharePartition:
         Returns [(InFlightBatch, first, last, types, types_base)] to apply."""
         plan = []
         below = self._below
+        cache = self._batches
+        nb = len(cache)
+        spso = self.spso
+        cache_last = cache[-1].last if cache else -1
         prev_last = -1
+        i = -1  # the in-flight batch the previous acknowledgement ended in (they come in order)
         for first, last, types in batches:
             if first > last or first <= prev_last:
                 raise ShareStateError(ErrorCode.invalid_request, "Acknowledgement batches must be ordered and disjoint.")
             prev_last = last
-            if last < self.spso:
+            if last < spso:
                 plan.append((None, first, last, types, first))
                 continue
-            if not self._batches:
+            if not cache:
                 raise ShareStateError(ErrorCode.invalid_record_state,
                                       "Batch record not found. The request batch offsets are not found in the cache.")
-            if first > self._batches[-1].last:
+            if first > cache_last:
                 raise ShareStateError(ErrorCode.invalid_request,
                                       "Batch record not found. The first offset in request is past acquired records.")
-            if last > self._batches[-1].last:
+            if last > cache_last:
                 raise ShareStateError(ErrorCode.invalid_request,
                                       "Batch record not found. The last offset in request is past acquired records.")
-            lo = max(first, self.spso)
-            i = bisect.bisect_right(self._firsts, lo) - 1
-            while i < len(self._batches):
-                b = self._batches[i]
-                if b.first > last:
-                    break
-                a, z = max(lo, b.first), min(last, b.last)
+            lo = first if first > spso else spso
+            if i < 0:
+                i = bisect.bisect_right(self._firsts, lo) - 1
+            while cache[i].last < lo:
+                i += 1
+            while True:
+                b = cache[i]
+                a = lo if lo > b.first else b.first
+                z = last if last < b.last else b.last
                 if b.states is None:
                     if b.state != ACQUIRED or b.lock is None:
                         raise ShareStateError(ErrorCode.invalid_record_state,
@@ -454,9 +461,11 @@ class SharePartition:
                         if locks[k].member_id != member_id:  # type: ignore[index,union-attr]
                             raise ShareStateError(ErrorCode.invalid_record_state, "Member is not the owner of offset")
                 plan.append((b, a, z, types, first))
+                if b.last >= last or i + 1 >= nb:
+                    break
                 i += 1
-            if below and first < self.spso:
-                plan.append((None, first, min(last, self.spso - 1), types, first))
+            if below and first < spso:
+                plan.append((None, first, min(last, spso - 1), types, first))
         return plan
 
     def _commit(self, plan: list[tuple]) -> tuple[ErrorCode, str | None]:
@@ -464,7 +473,7 @@ class SharePartition:
         undo: list[tuple] = []
         last_saved: InFlightBatch | None = None
         released_locks: dict[AcquisitionLock, int] = {}
-        changed: list[StateBatch] = []
+        runs: list[list[int]] = []  # changed [first, last, state, count], joined when contiguous and alike
         dropped_below: list[tuple[int, int]] = []
         for b, a, z, types, base in plan:
             if b is None:
@@ -483,7 +492,10 @@ class SharePartition:
                 released_locks[b.lock] = released_locks.get(b.lock, 0) + (z - a + 1)  # type: ignore[index]
                 b.state = target
                 b.lock = None
-                _add_change(changed, a, z, target, b.count)
+                if runs and runs[-1][1] == a - 1 and runs[-1][2] == target and runs[-1][3] == b.count:
+                    runs[-1][1] = z
+                else:
+                    runs.append([a, z, target, b.count])
                 continue
             if b is not last_saved:  # one snapshot per batch, however many acknowledgements touch it
                 undo.append((b, b.state, b.count, b.lock,
@@ -491,10 +503,11 @@ class SharePartition:
                 last_saved = b
             b.explode()
             states, counts, locks = b.states, b.counts, b.locks
-            run: list[int] | None = None
+            bfirst = b.first
+            t0 = _ACK_TARGET[types[0]]
             for off in range(a, z + 1):
-                k = off - b.first
-                t = _ACK_TARGET[types[0] if single else types[off - base]]
+                k = off - bfirst
+                t = t0 if single else _ACK_TARGET[types[off - base]]
                 cnt = counts[k]  # type: ignore[index]
                 if t == AVAILABLE:
                     if cnt >= limit:
@@ -505,14 +518,13 @@ class SharePartition:
                 released_locks[lk] = released_locks.get(lk, 0) + 1  # type: ignore[index]
                 states[k] = t  # type: ignore[index]
                 locks[k] = None  # type: ignore[index]
-                if run is not None and run[2] == t and run[3] == cnt and run[1] == off - 1:
-                    run[1] = off
-                else:
-                    if run is not None:
-                        _add_change(changed, run[0], run[1], run[2], run[3])
-                    run = [off, off, t, cnt]
-            if run is not None:
-                _add_change(changed, run[0], run[1], run[2], run[3])
+                if runs:
+                    r = runs[-1]
+                    if r[1] == off - 1 and r[2] == t and r[3] == cnt:
+                        r[1] = off
+                        continue
+                runs.append([off, off, t, cnt])
+        changed = [StateBatch(a, z, _DELIVERY_STATE[t], n) for a, z, t, n in runs]
         saved = (self.spso, list(self._batches), list(self._firsts))
         head = self._batches[0] if self._batches else None
         head_saved = None if head is None or head.states is None else (head.first, head.states[:], head.counts[:],
@@ -775,17 +787,6 @@ class SharePartition:
     def __repr__(self) -> str:
         return (f"SharePartition({self.group_id!r}, {self.topic}-{self.partition}, SPSO={self.spso}, "
                 f"SPEO={self.speo}, {len(self._batches)} in-flight batches, {len(self._locks)} locks)")
-
-
-def _add_change(changed: list[StateBatch], first: int, last: int, state: int, count: int) -> None:
-    """Add a changed run to a write, joined to the previous one when contiguous and alike."""
-    ds = _DELIVERY_STATE[state]
-    if changed:
-        prev = changed[-1]
-        if prev.last_offset == first - 1 and prev.delivery_state is ds and prev.delivery_count == count:
-            changed[-1] = StateBatch(prev.first_offset, last, ds, count)
-            return
-    changed.append(StateBatch(first, last, ds, count))
 
 
 def _add_range(acquired: list[tuple[int, int, int]], first: int, last: int, count: int) -> None:
