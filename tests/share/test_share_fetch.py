@@ -246,3 +246,15 @@ def test_share_group_configs_by_kafka_and_draft_names():
         check_value(c, "share.isolation.level", "read_most")
     with pytest.raises(ConfigError):
         check_value(c, "share.delivery.count.limit", 11)
+
+
+def test_share_fetch_v2_record_limit_mode_and_zero_max_records():
+    c, _ = setup(batches=(10,))
+    from kgroup.protocol import request
+    tid = c.cluster.topic_id("t")
+    r = c.handle(request("ShareFetch", 2, group_id="g", member_id=A, share_session_epoch=0, max_wait=0, min_bytes=1,
+                         max_records=4, batch_size=4, share_acquire_mode=1,
+                         topics=[{"topic_id": tid, "partitions": [{"partition_index": 0}]}], forgotten_topics_data=[]))
+    assert [(a.first_offset, a.last_offset) for a in row(c, r).acquired_records] == [(0, 3)]
+    r = fetch_req(c, [], member=A, epoch=1, max_records=0)
+    assert r.error_code == ErrorCode.none and all(not p.acquired_records for t in r.responses for p in t.partitions)

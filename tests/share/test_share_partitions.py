@@ -454,3 +454,14 @@ def test_kip_in_flight_records_example(profile, speo):
                                      StateBatch(5, 5, DeliveryState.ACKNOWLEDGED, 1),
                                      StateBatch(6, 6, DeliveryState.ARCHIVED, 1),
                                      StateBatch(7, 8, DeliveryState.AVAILABLE, 1))
+
+
+def test_record_limit_mode_splits_batches():
+    # ShareFetch v2 ShareAcquireMode 1 (record_limit): never more than MaxRecords
+    c, _, sp = sp_with([10])
+    assert sp.acquire(A, max_records=4, record_limit=True).acquired == [(0, 3, 1)]
+    got = sp.acquire(B, max_records=4, record_limit=True)
+    assert got.acquired == [(4, 7, 1)] and [b.base_offset for b in got.batches] == [0]
+    sp.acknowledge(A, [(0, 3, (RELEASE,))])
+    assert sp.acquire(B, max_records=3, record_limit=True).acquired == [(0, 2, 2)]
+    assert sp.acquire(B, max_records=3, record_limit=True).acquired == [(3, 3, 2), (8, 9, 1)]

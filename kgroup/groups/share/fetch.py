@@ -167,7 +167,8 @@ def share_fetch(c: "Coordinator", req: Any, version: int) -> Result:
         for t in req.topics:
             for p in t.partitions:
                 session.partitions.setdefault((t.topic_id, p.partition_index), None)
-        budget = req.max_records if req.max_records > 0 else 500
+        budget = req.max_records  # 0: nothing to acquire (SharePartitionManager.processShareFetch)
+        record_limit = getattr(req, "share_acquire_mode", 0) == 1  # v2: at most MaxRecords, batches split
         for key in session.rotated():
             try:
                 sp = _resolve(c, group_id, key[0], key[1])
@@ -179,7 +180,7 @@ def share_fetch(c: "Coordinator", req: Any, version: int) -> Result:
             if budget <= 0:
                 got = None
             else:
-                got = sp.acquire(member_id, budget)
+                got = sp.acquire(member_id, budget, record_limit=record_limit)
                 budget -= got.count
             if got is not None and got.acquired:
                 row = rows.setdefault(key, _row(key[1], ErrorCode.none, None, ErrorCode.none, None))

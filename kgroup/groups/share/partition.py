@@ -301,12 +301,13 @@ class SharePartition:
         self._firsts.append(b.first)
 
     # -- acquire (ShareFetch) -----------------------------------------------------
-    def acquire(self, member_id: str, max_records: int = 500) -> AcquiredBatches:
+    def acquire(self, member_id: str, max_records: int = 500, *, record_limit: bool = False) -> AcquiredBatches:
         """Acquire Available records for `member_id`: first those already in flight (released
         or expired, re-delivered), then new records read from the log past the SPEO, whole
-        batches (`max_records` may be exceeded to keep a batch whole). Each acquired record's
-        delivery count goes up by one and it is locked for the lock duration. New records
-        stop at group.share.partition.max.record.locks in flight."""
+        batches (`max_records` may be exceeded to keep a batch whole, unless `record_limit`:
+        ShareFetch v2's record-limit acquire mode). Each acquired record's delivery count goes
+        up by one and it is locked for the lock duration. New records stop at
+        group.share.partition.max.record.locks in flight."""
         self._follow_log_start()
         out = AcquiredBatches()
         if max_records <= 0:
@@ -322,6 +323,8 @@ class SharePartition:
                 if n >= max_records:
                     complete = False
                     break
+                if b.states is None and record_limit and b.state == AVAILABLE and n + b.last - b.first + 1 > max_records:
+                    b.explode()  # only part of this batch fits: per offset from now on
                 if b.states is None:
                     if b.state == AVAILABLE:
                         if lock is None:
@@ -348,11 +351,13 @@ class SharePartition:
             if complete:
                 self._maybe_available = False
             if acquired:
-                seen: dict[int, StoredBatch] = {}
-                for first, last, _ in acquired:
-                    for sb in c.cluster.read(self.topic, self.partition, first, max_offset=last + 1):
-                        seen[sb.base_offset] = sb
-                out.batches.extend(seen[k] for k in sorted(seen))
+                # one read over the span, keeping the batches that hold an acquired offset
+                k = 0
+                for sb in c.cluster.read(self.topic, self.partition, acquired[0][0], max_offset=acquired[-1][1] + 1):
+                    while k < len(acquired) and acquired[k][1] < sb.base_offset:
+                        k += 1
+                    if k < len(acquired) and acquired[k][0] <= sb.last_offset:
+                        out.batches.append(sb)
         limit = self.record_lock_limit()
         read_committed = self.read_committed()
         while n < max_records and self.next_offset - self.spso < limit:
@@ -366,6 +371,8 @@ class SharePartition:
                     break
                 first = max(sb.base_offset, self.next_offset)
                 last = sb.last_offset
+                if record_limit and not sb.control and n + last - first + 1 > max_records:
+                    last = first + max_records - n - 1  # the rest of the batch is read again next time
                 if sb.control or (read_committed and sb.transactional and sb.committed is False):
                     # transaction markers are no records for a consumer; under read_committed
                     # aborted records are never delivered (Kafka archives them on acquisition)
