@@ -258,3 +258,17 @@ def test_share_fetch_v2_record_limit_mode_and_zero_max_records():
     assert [(a.first_offset, a.last_offset) for a in row(c, r).acquired_records] == [(0, 3)]
     r = fetch_req(c, [], member=A, epoch=1, max_records=0)
     assert r.error_code == ErrorCode.none and all(not p.acquired_records for t in r.responses for p in t.partitions)
+
+
+def test_a_share_partition_whose_state_cannot_be_read_answers_with_the_persister_error():
+    from kgroup.groups.share.persister import PartitionState
+    from partition_testing import RecordingPersister
+
+    class Down(RecordingPersister):
+        def read_state(self, group_id, topic_id, partition, leader_epoch=0):
+            return PartitionState(error_code=ErrorCode.coordinator_not_available)
+
+    c, _ = setup({"t": 2}, batches=(1,), persister=Down())
+    r = fetch_req(c, [("t", 0)], member=A)
+    assert r.error_code == ErrorCode.none
+    assert row(c, r).error_code == ErrorCode.coordinator_not_available and not row(c, r).acquired_records

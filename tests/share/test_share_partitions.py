@@ -465,3 +465,15 @@ def test_record_limit_mode_splits_batches():
     sp.acknowledge(A, [(0, 3, (RELEASE,))])
     assert sp.acquire(B, max_records=3, record_limit=True).acquired == [(0, 2, 2)]
     assert sp.acquire(B, max_records=3, record_limit=True).acquired == [(3, 3, 2), (8, 9, 1)]
+
+
+def test_kafka_acquired_records_below_the_spso_go_when_their_lock_elapses():
+    c, _, sp = sp_with([3, 3], profile="kafka")
+    sp.acquire(A, max_records=3)
+    c.cluster.delete_records("t", 0, 3)
+    c.advance(1000)
+    sp.acquire(B)
+    assert [v.offset for v in sp.records() if v.state == "Acquired" and v.member_id == A] == [0, 1, 2]
+    c.advance(29_000)   # A's lock elapses, B's holds
+    assert [v.offset for v in sp.records()] == [3, 4, 5]
+    assert [lk.member_id for lk in sp.locks()] == [B]
