@@ -29,15 +29,15 @@ import inspect
 import itertools
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kgroup.cluster import StoredBatch
 from kgroup.errors import ErrorCode
 from kgroup.group_configs import group_config, parse_duration_ms
 from kgroup.groups.share.persister import DeliveryState, PartitionState, Persister, StateBatch
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
-from kgroup.cluster import StoredBatch
 
 #: Record states (Kafka's RecordState ids; Acquired is never persisted).
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
