@@ -477,3 +477,15 @@ def test_kafka_acquired_records_below_the_spso_go_when_their_lock_elapses():
     c.advance(29_000)   # A's lock elapses, B's holds
     assert [v.offset for v in sp.records()] == [3, 4, 5]
     assert [lk.member_id for lk in sp.locks()] == [B]
+
+
+def test_strip_draws_every_offset_like_the_kip_example():
+    c, _, sp = sp_with([1] * 10)
+    sp.acquire(A, max_records=2)
+    sp.acknowledge(A, [(0, 1, (ACCEPT,))])
+    sp.acquire(A, max_records=3)
+    strip = sp.strip(0, 12)
+    assert [(v.offset, v.state) for v in strip] == [
+        (0, "Archived"), (1, "Archived"), (2, "Acquired"), (3, "Acquired"), (4, "Acquired"),
+        (5, "Available"), (6, "Available"), (7, "Available"), (8, "Available"), (9, "Available")]
+    assert strip[2].member_id == A and strip[2].lock_deadline == c.now() + 30_000

@@ -767,6 +767,20 @@ class SharePartition:
                                       lock.deadline if lock else None))
         return out
 
+    def strip(self, first: int, last: int) -> list[RecordView]:
+        """Every offset from `first` to `last` as the KIP's in-flight example draws them:
+        Archived below the SPSO (unless still Acquired, kafka profile), the in-flight records,
+        Available past the SPEO (up to the log end offset; nothing beyond it)."""
+        known = {v.offset: v for v in self.records(first, last)}
+        end = self.c.cluster.end_offset(self.topic, self.partition)
+        out = []
+        for off in range(first, min(last, end - 1) + 1):
+            v = known.get(off)
+            if v is None:
+                v = RecordView(off, "Archived" if off < self.spso else "Available", 0, None, None)
+            out.append(v)
+        return out
+
     def in_flight_batches(self) -> list[InFlightBatch]:
         """The cache as it is kept (batch-level or per-offset batches), SPSO to SPEO."""
         return list(self._batches)
