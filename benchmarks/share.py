@@ -39,7 +39,8 @@ BATCH = 500
 
 
 def build(batches: int) -> tuple[Coordinator, object]:
-    c = Coordinator(cluster=Cluster({"q": 1}, seed=1))
+    # Kafka's in-flight limit (2000 records: four batches of 500 in flight), not the draft's 200
+    c = Coordinator(cluster=Cluster({"q": 1}, seed=1), config={"group.share.partition.max.record.locks": 2000})
     c.cluster.group_configs["bench"] = {"share.auto.offset.reset": "earliest"}
     values = [b"x" * 100] * BATCH
     for _ in range(batches):

@@ -42,6 +42,10 @@ class Profile:
     #: record.lock.duration.ms, within group.share.record.lock.duration.max.ms) (kip) vs only the
     #: group's share.record.lock.duration.ms applies (kafka).
     share_consumer_lock_duration: bool
+    #: Share: the draft's defaults where a setting is not given: 200 in-flight records per
+    #: share-partition (group.share.record.lock.partition.limit) and 1000 share sessions
+    #: (max.share.session.cache.slots) (kip) vs Kafka's 2000 and 2000 (kafka).
+    share_draft_defaults: bool
 
 
 KIP = Profile(
@@ -58,6 +62,7 @@ KIP = Profile(
     share_archive_acquired_below_spso=True,
     share_speo_exclusive=True,
     share_consumer_lock_duration=True,
+    share_draft_defaults=True,
 )
 
 KAFKA = Profile(
@@ -74,6 +79,7 @@ KAFKA = Profile(
     share_archive_acquired_below_spso=False,
     share_speo_exclusive=False,
     share_consumer_lock_duration=False,
+    share_draft_defaults=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

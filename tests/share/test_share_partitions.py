@@ -124,7 +124,7 @@ def test_gap_acknowledgements_archive_offsets_with_no_record():
 # -- per batch where it can, per offset where it must ---------------------------------
 
 def test_whole_batch_acknowledgement_keeps_state_per_batch():
-    c, _, sp = sp_with([500, 500])
+    c, _, sp = sp_with([500, 500], config={"group.share.partition.max.record.locks": 2000})
     sp.acquire(A, max_records=1000)
     sp.acknowledge(A, [(500, 999, (ACCEPT,))])
     kept = sp.in_flight_batches()
@@ -489,3 +489,14 @@ def test_strip_draws_every_offset_like_the_kip_example():
         (0, "Archived"), (1, "Archived"), (2, "Acquired"), (3, "Acquired"), (4, "Acquired"),
         (5, "Available"), (6, "Available"), (7, "Available"), (8, "Available"), (9, "Available")]
     assert strip[2].member_id == A and strip[2].lock_deadline == c.now() + 30_000
+
+
+@pytest.mark.parametrize("profile,locks,sessions", [("kip", 200, 1000), ("kafka", 2000, 2000)])
+def test_draft_defaults_profile(profile, locks, sessions):
+    # the draft: group.share.record.lock.partition.limit default 200, max.share.session.cache.slots 1000;
+    # Kafka: group.share.partition.max.record.locks 2000, group.share.max.share.sessions 2000
+    from kgroup.groups.share.session import sessions as session_cache
+    c, _, sp = sp_with([1], profile=profile)
+    assert sp.record_lock_limit() == locks and session_cache(c).max_sessions == sessions
+    c2, _, sp2 = sp_with([1], profile=profile, config={"group.share.record.lock.partition.limit": 300})
+    assert sp2.record_lock_limit() == 300

@@ -196,7 +196,8 @@ class SharePartition:
         return group_config(self.c, self.group_id, "share.delivery.count.limit")
 
     def record_lock_limit(self) -> int:
-        return self.c.config["group.share.partition.max.record.locks"]
+        """group.share.partition.max.record.locks (the draft's group.share.record.lock.partition.limit)."""
+        return share_setting(self.c, "group.share.partition.max.record.locks")
 
     def lock_duration_ms(self, member_id: str | None = None) -> int:
         """The group's lock duration, or (kip) the consumer's own within the maximum."""
@@ -819,6 +820,20 @@ def _add_range(acquired: list[tuple[int, int, int]], first: int, last: int, coun
             acquired[-1] = (a, last, count)
             return
     acquired.append((first, last, count))
+
+
+#: the draft's defaults (profile flag share_draft_defaults) where Kafka's differ
+DRAFT_DEFAULTS = {"group.share.partition.max.record.locks": 200, "group.share.max.share.sessions": 1000}
+
+
+def share_setting(c: "Coordinator", name: str) -> int:
+    """A share setting: as configured (under either name), else the draft's default under
+    the kip profile, Kafka's otherwise."""
+    if c.profile.share_draft_defaults and name in DRAFT_DEFAULTS:
+        from kgroup.config import ALIASES
+        if not any(ALIASES.get(k, k) == name for k in c.config.overrides):
+            return DRAFT_DEFAULTS[name]
+    return c.config[name]
 
 
 # -- the registry of leaders (soft state) ---------------------------------------------

@@ -97,7 +97,8 @@ def sessions(c: "Coordinator") -> ShareSessionCache:
     """The share session cache in `c.soft_state` (created on first use)."""
     cache = c.soft_state.get(SESSIONS)
     if cache is None:
-        cache = c.soft_state[SESSIONS] = ShareSessionCache(c.config["group.share.max.share.sessions"])
+        from kgroup.groups.share.partition import share_setting
+        cache = c.soft_state[SESSIONS] = ShareSessionCache(share_setting(c, "group.share.max.share.sessions"))
     return cache
 
 
