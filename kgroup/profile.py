@@ -43,6 +43,17 @@ class Profile:
     streams_static_leave_revokes_pending: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
+    #: Share: the SPEO is one past the last in-flight record, "SPEO=110" after fetching 100-109 (kip)
+    #: vs Kafka's SharePartition.endOffset, the last in-flight offset (SPSO when none is in flight).
+    share_speo_exclusive: bool
+    #: Share: a consumer may ask for its own acquisition lock duration (the draft's
+    #: record.lock.duration.ms, within group.share.record.lock.duration.max.ms) (kip) vs only the
+    #: group's share.record.lock.duration.ms applies (kafka).
+    share_consumer_lock_duration: bool
+    #: Share: the draft's defaults where a setting is not given: 200 in-flight records per
+    #: share-partition (group.share.record.lock.partition.limit) and 1000 share sessions
+    #: (max.share.session.cache.slots) (kip) vs Kafka's 2000 and 2000 (kafka).
+    share_draft_defaults: bool
 
 
 KIP = Profile(
@@ -59,6 +70,9 @@ KIP = Profile(
     streams_online_migration=True,
     streams_static_leave_revokes_pending=True,
     share_archive_acquired_below_spso=True,
+    share_speo_exclusive=True,
+    share_consumer_lock_duration=True,
+    share_draft_defaults=True,
 )
 
 KAFKA = Profile(
@@ -75,6 +89,9 @@ KAFKA = Profile(
     streams_online_migration=False,
     streams_static_leave_revokes_pending=False,
     share_archive_acquired_below_spso=False,
+    share_speo_exclusive=False,
+    share_consumer_lock_duration=False,
+    share_draft_defaults=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

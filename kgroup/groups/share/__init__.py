@@ -12,3 +12,5 @@ Three parts share the work, as in Kafka, each in its own module:
 `persister` is the boundary between the last two.
 """
 from __future__ import annotations
+
+from kgroup.groups.share import fetch  # noqa: E402,F401  (registers ShareFetch/ShareAcknowledge)
