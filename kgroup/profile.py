@@ -35,6 +35,12 @@ class Profile:
     streams_acceptable_recovery_lag_in_v0: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
+    #: Share: the simple assignor gives every member all partitions of its subscribed topics (kip)
+    #: vs Kafka's SimpleAssignor, which hashes members onto partitions and spreads the rest (kafka).
+    share_assign_all_partitions_to_all_members: bool
+    #: Share: only share-partitions whose durable state is initialised are assigned, so a joining
+    #: member gets its partitions on a later heartbeat (kafka) vs all subscribed ones at once (kip).
+    share_assign_initialized_only: bool
 
 
 KIP = Profile(
@@ -49,6 +55,8 @@ KIP = Profile(
     streams_bump_on_any_member_change=False,
     streams_acceptable_recovery_lag_in_v0=True,
     share_archive_acquired_below_spso=True,
+    share_assign_all_partitions_to_all_members=True,
+    share_assign_initialized_only=False,
 )
 
 KAFKA = Profile(
@@ -63,6 +71,8 @@ KAFKA = Profile(
     streams_bump_on_any_member_change=True,
     streams_acceptable_recovery_lag_in_v0=False,
     share_archive_acquired_below_spso=False,
+    share_assign_all_partitions_to_all_members=False,
+    share_assign_initialized_only=True,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

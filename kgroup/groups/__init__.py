@@ -16,6 +16,7 @@ GROUP_TYPE_PACKAGES = (
     "kgroup.groups.classic",   # JoinGroup/SyncGroup/Heartbeat/LeaveGroup, KIP-345
     "kgroup.groups.consumer",  # KIP-848 ConsumerGroupHeartbeat
     "kgroup.groups.streams",   # KIP-1071 StreamsGroupHeartbeat
+    "kgroup.groups.share",     # KIP-932 ShareGroupHeartbeat, share-group admin APIs
 )
 
 

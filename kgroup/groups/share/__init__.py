@@ -12,3 +12,5 @@ Three parts share the work, as in Kafka, each in its own module:
 `persister` is the boundary between the last two.
 """
 from __future__ import annotations
+
+from . import protocol, replay  # noqa: E402,F401  (register handlers and replays)
