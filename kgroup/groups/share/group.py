@@ -113,6 +113,11 @@ class ShareGroup(ModernGroup):
     def offset_expiration_base(self, commit_timestamp: int) -> int | None:
         return None
 
+    def before_delete(self, coordinator: Any) -> list:
+        """DeleteGroups: the share coordinator forgets the group's share-partitions first."""
+        from .offsets import before_delete_group
+        return before_delete_group(coordinator, self)
+
     def is_subscribed_to_topic(self, topic: str) -> bool:
         return any(topic in m.subscribed_topic_names for m in self.members.values())
 

@@ -365,10 +365,12 @@ def _subtract(topics: Mapping[uuid.UUID, InitTopic], done: Mapping[uuid.UUID, It
 
 
 def initialize_share_state(c: "Coordinator", group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, InitTopic],
-                           start_offsets: Mapping[tuple[uuid.UUID, int], int] | None = None) -> Result | None:
+                           start_offsets: Mapping[tuple[uuid.UUID, int], int] | None = None,
+                           codes: dict[tuple[uuid.UUID, int], ErrorCode] | None = None) -> Result | None:
     """InitializeShareGroupState for the share-partitions, then record 15: the ones that
     succeeded move from initializing to initialized (Kafka's `initializeShareGroupState`),
-    the ones that failed leave initializing (`uninitializeShareGroupState`)."""
+    the ones that failed leave initializing (`uninitializeShareGroupState`). Each answer is
+    put in `codes` when given."""
     p = persister(c)
     group = c.groups.get(group_id)
     if p is None or not isinstance(group, ShareGroup):
@@ -379,6 +381,8 @@ def initialize_share_state(c: "Coordinator", group_id: str, state_epoch: int, to
         for part in sorted(topics[tid].partitions):
             offset = -1 if start_offsets is None else start_offsets.get((tid, part), -1)
             code = p.initialize_state(group_id, tid, part, state_epoch, offset)
+            if codes is not None:
+                codes[(tid, part)] = code
             (ok if code == ErrorCode.none else failed).setdefault(tid, set()).add(part)
     sm = group.state_metadata
     done = {t: InitTopic(topics[t].name, frozenset(ps), topics[t].timestamp) for t, ps in ok.items()}
