@@ -4,18 +4,20 @@ The draft KIP (seed 002) says the simple assignor "assigns all partitions of all
 topics to all members": every member fetches from every share-partition it subscribes to
 (`all_partitions=True`, profile "kip").
 
-Kafka's `org.apache.kafka.coordinator.group.assignor.SimpleAssignor` ("simple") spreads the
-members instead, and keeps what members already have (profile "kafka"):
+Kafka's `org.apache.kafka.coordinator.group.assignor.SimpleAssignor` ("simple", the
+balanced version: "Balance is prioritized above stickiness") spreads the members instead
+(profile "kafka"). For a homogeneous group, with `desired = ceil(partitions / members)`:
 
-1. each member is hashed onto one partition (`abs(memberId.hashCode() % n)`);
-2. partitions nobody got in step 1 and nobody holds in the current assignment go round-robin
-   to the members (in the members' iteration order, starting again from the first);
-3. the final assignment is the current one (only topics still subscribed, only members still
-   in the group) plus the new one.
+1. each member is hashed onto one partition (`abs(memberId.hashCode() % n)`), so a partition
+   may go to several members and with more members than partitions every member gets one;
+2. members keep partitions of their current assignment that step 1 did not hand out, while
+   they hold fewer than `desired`;
+3. partitions still without a member go round-robin to the members, a member taking at most
+   `desired + 1` (one more allows for hash collisions).
 
-So a partition may go to several members, and with more members than partitions every
-member still gets one. Homogeneous groups use the shared subscription, heterogeneous groups
-do the same per member and per topic among the topic's subscribers.
+A heterogeneous group hashes each member onto its own subscribed partitions, hands the
+partitions nobody got and nobody held round-robin to each topic's subscribers, then adds the
+current assignment where step 1 did not hand the partition out.
 
 Orders follow Kafka's collections: the members in `GroupSpec.members` order (the coordinator
 passes them in Java `HashMap` order), a member's subscribed topic ids as a Java
@@ -74,22 +76,27 @@ class SimpleAssignor(ServerAssignor):
         member_ids = list(spec.members)
         subscribed = spec.members[member_ids[0]].subscribed_topic_ids
         if not subscribed:
-            return {m: {} for m in member_ids}
+            return {}
         targets = _target_partitions(subscribed, topics)
-        current = _current_by_partition(spec)
-        new: dict[TopicIdPartition, list[str]] = {}
-        _member_hash(targets, member_ids, new)
-        unassigned = [tp for tp in targets if tp not in new and tp not in current]
-        _round_robin(member_ids, unassigned, new)
+        desired = (len(targets) + len(member_ids) - 1) // len(member_ids)
+        hashed: dict[TopicIdPartition, list[str]] = {}
+        _member_hash(targets, member_ids, hashed)
         final: dict[str, set[TopicIdPartition]] = {}
-        for tp, holders in current.items():
-            if tp[0] in subscribed:
-                for m in holders:
-                    if m in spec.members:
-                        final.setdefault(m, set()).add(tp)
-        for tp, holders in new.items():
+        by_partition: dict[TopicIdPartition, set[str]] = {}
+        for tp, holders in hashed.items():
             for m in holders:
                 final.setdefault(m, set()).add(tp)
+                by_partition.setdefault(tp, set()).add(m)
+        for tp, holders in _current_by_partition(spec).items():
+            if tp[0] not in subscribed:
+                continue
+            for m in holders:
+                mine = final.setdefault(m, set())
+                if len(mine) < desired and tp not in hashed:
+                    mine.add(tp)
+                    by_partition.setdefault(tp, set()).add(m)
+        unassigned = [tp for tp in targets if tp not in by_partition]
+        _round_robin_with_count(member_ids, unassigned, final, desired)
         return _group_assignment(final, member_ids)
 
     def _heterogeneous(self, spec: GroupSpec, topics: SubscribedTopicDescriber) -> GroupAssignment:
@@ -116,13 +123,13 @@ class SimpleAssignor(ServerAssignor):
         for tid, parts in unassigned.items():
             _round_robin(list(subscribers[tid]), parts, new)
         final: dict[str, set[TopicIdPartition]] = {}
-        for tp, holders in current.items():
-            for m in holders:
-                if m in subscribers.get(tp[0], {}):
-                    final.setdefault(m, set()).add(tp)
         for tp, holders in new.items():
             for m in holders:
                 final.setdefault(m, set()).add(tp)
+        for tp, holders in current.items():
+            for m in holders:
+                if m in subscribers.get(tp[0], {}) and tp not in new:
+                    final.setdefault(m, set()).add(tp)
         return _group_assignment(final, member_ids)
 
 
@@ -153,12 +160,16 @@ def _assignable(topics: SubscribedTopicDescriber, tid: TopicId) -> Sequence[int]
 
 
 def _current_by_partition(spec: GroupSpec) -> dict[TopicIdPartition, list[str]]:
+    """Who holds each partition now, partitions by topic (Java hash order) then number.
+    (Kafka walks a `HashMap<TopicIdPartition, ...>`: the order only matters when a member
+    holds more than its share, to pick which partitions it keeps.)"""
     out: dict[TopicIdPartition, list[str]] = {}
     for mid in spec.members:
         for tid, parts in spec.member_assignment(mid).items():
-            for p in sorted(parts):
+            for p in parts:
                 out.setdefault((tid, p), []).append(mid)
-    return out
+    rank = {t: i for i, t in enumerate(java_hash_order({t for t, _ in out}, java_uuid_hash))}
+    return {tp: out[tp] for tp in sorted(out, key=lambda tp: (rank[tp[0]], tp[1]))}
 
 
 def _member_hash(targets: Sequence[TopicIdPartition], member_ids: Sequence[str],
@@ -177,6 +188,28 @@ def _round_robin(member_ids: Sequence[str], targets: Sequence[TopicIdPartition],
         return
     for i, tp in enumerate(targets):
         assignment.setdefault(tp, []).append(member_ids[i % len(member_ids)])
+
+
+def _round_robin_with_count(member_ids: Sequence[str], targets: Sequence[TopicIdPartition],
+                            assignment: dict[str, set[TopicIdPartition]], desired: int) -> None:
+    """Round-robin where a member holding more than `desired` partitions drops out of the
+    rotation and the partition goes to the next member (Kafka's `roundRobinAssignmentWithCount`)."""
+    members = list(member_ids)
+    i = 0
+    k = 0
+    while k < len(targets):
+        if not members:
+            raise PartitionAssignorException("Inconsistent number of member IDs")
+        if i >= len(members):
+            i = 0
+        mid = members[i]
+        mine = assignment.setdefault(mid, set())
+        if len(mine) <= desired:
+            mine.add(targets[k])
+            k += 1
+            i += 1
+        else:
+            members.pop(i)
 
 
 def _group_assignment(by_member: Mapping[str, set[TopicIdPartition]], member_ids: Iterable[str]) -> GroupAssignment:
