@@ -83,6 +83,12 @@ def all_of(futures: Mapping[str, KafkaFuture[T]]) -> KafkaFuture[dict[str, T]]:
     return KafkaFuture(out)
 
 
+def _described(groups: Iterable[Any], of: Any) -> dict[str, KafkaFuture]:
+    """One future per described group: its description, or its error."""
+    return {g.group_id: (KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
+                         if g.error_code != ErrorCode.none else KafkaFuture(of(g))) for g in groups}
+
+
 @dataclass
 class ListConsumerGroupOffsetsSpec:
     """Which partitions to list for one group; None means all of them."""
@@ -221,13 +227,7 @@ class Admin:
         group_ids = list(group_ids)
         response = self.coordinator.handle(request("StreamsGroupDescribe", 0, group_ids=group_ids,
                                                    include_authorized_operations=include_authorized_operations))
-        futures: dict[str, KafkaFuture] = {}
-        for g in response.groups:
-            if g.error_code != ErrorCode.none:
-                futures[g.group_id] = KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
-            else:
-                futures[g.group_id] = KafkaFuture(StreamsGroupDescription.of(g))
-        return DescribeStreamsGroupsResult(futures)
+        return DescribeStreamsGroupsResult(_described(response.groups, StreamsGroupDescription.of))
 
     def list_streams_groups(self, *, states: Iterable[str] = ()) -> list[dict]:
         """ListGroups with type `streams` (states as Kafka spells them: Empty, NotReady, ...)."""
@@ -260,13 +260,7 @@ class Admin:
         """ShareGroupDescribe for several groups; one future per group (its own error)."""
         response = self.coordinator.handle(request("ShareGroupDescribe", 1, group_ids=list(group_ids),
                                                    include_authorized_operations=include_authorized_operations))
-        futures: dict[str, KafkaFuture] = {}
-        for g in response.groups:
-            if g.error_code != ErrorCode.none:
-                futures[g.group_id] = KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
-            else:
-                futures[g.group_id] = KafkaFuture(ShareGroupDescription.of(g))
-        return DescribeShareGroupsResult(futures)
+        return DescribeShareGroupsResult(_described(response.groups, ShareGroupDescription.of))
 
     def list_share_groups(self, *, states: Iterable[str] = ()) -> list[dict]:
         """ListGroups with type `share` (the draft KIP's `listShareGroups`; Kafka's
@@ -446,15 +440,22 @@ class StreamsGroupDescription:
 
 
 @dataclass
-class DescribeStreamsGroupsResult:
-    futures: dict[str, KafkaFuture[StreamsGroupDescription]] = field(default_factory=dict)
+class DescribedGroups(Generic[T]):
+    """What a describe-groups Admin call returns: one future per group (Kafka's
+    `Describe...GroupsResult`)."""
 
-    def described_groups(self) -> dict[str, KafkaFuture[StreamsGroupDescription]]:
+    futures: dict[str, KafkaFuture[T]] = field(default_factory=dict)
+
+    def described_groups(self) -> dict[str, KafkaFuture[T]]:
         return dict(self.futures)
 
-    def all(self) -> KafkaFuture[dict[str, StreamsGroupDescription]]:
+    def all(self) -> KafkaFuture[dict[str, T]]:
         """Succeeds only if every group could be described; otherwise the first error."""
         return all_of(self.futures)
+
+
+class DescribeStreamsGroupsResult(DescribedGroups[StreamsGroupDescription]):
+    """KIP-1071's `DescribeStreamsGroupsResult`."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -531,13 +532,5 @@ class ShareGroupDescription:
                    None if g.authorized_operations == -2147483648 else g.authorized_operations)
 
 
-@dataclass
-class DescribeShareGroupsResult:
-    futures: dict[str, KafkaFuture[ShareGroupDescription]] = field(default_factory=dict)
-
-    def described_groups(self) -> dict[str, KafkaFuture[ShareGroupDescription]]:
-        return dict(self.futures)
-
-    def all(self) -> KafkaFuture[dict[str, ShareGroupDescription]]:
-        """Succeeds only if every group could be described; otherwise the first error."""
-        return all_of(self.futures)
+class DescribeShareGroupsResult(DescribedGroups[ShareGroupDescription]):
+    """Kafka's `DescribeShareGroupsResult`."""

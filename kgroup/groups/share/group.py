@@ -17,9 +17,8 @@ from typing import Any
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
-from kgroup.groups.modern import Assignment, MemberState, ModernGroup, ModernGroupState, topic_order
-from kgroup.javaorder import hashset_capacity, java_hash_order
-from kgroup.log.partitioner import java_string_hashcode
+from kgroup.groups.modern import Assignment, MemberState, ModernGroup, ModernGroupState, topic_order, topic_partitions
+from kgroup.javaorder import java_string_set_order
 
 SHARE_PROTOCOL_TYPE = "share"
 
@@ -175,15 +174,6 @@ class ShareGroup(ModernGroup):
 # ---------------------------------------------------------------------------------------
 # Records (Kafka's GroupCoordinatorRecordHelpers for share groups)
 
-def _hashset_order(names: Iterable[str]) -> list[str]:
-    names = list(names)
-    return java_hash_order(names, java_string_hashcode, hashset_capacity(len(names)))
-
-
-def _topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Iterable[int]]) -> list:
-    return [cls(topic_id=t, partitions=sorted(assignment[t])) for t in topic_order(assignment) if assignment[t]]
-
-
 def group_epoch_record(group_id: str, epoch: int, metadata_hash: int) -> Any:
     return R.ShareGroupMetadata(R.ShareGroupMetadataKey(group_id=group_id),
                                 R.ShareGroupMetadataValue(epoch=epoch, metadata_hash=metadata_hash))
@@ -193,7 +183,7 @@ def member_record(group_id: str, m: ShareGroupMember) -> Any:
     return R.ShareGroupMemberMetadata(
         R.ShareGroupMemberMetadataKey(group_id=group_id, member_id=m.member_id),
         R.ShareGroupMemberMetadataValue(rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
-                                        subscribed_topic_names=_hashset_order(m.subscribed_topic_names)))
+                                        subscribed_topic_names=java_string_set_order(m.subscribed_topic_names)))
 
 
 def member_tombstone(group_id: str, member_id: str) -> Any:
@@ -204,7 +194,7 @@ def target_member_record(group_id: str, member_id: str, assignment: Assignment) 
     V = R.ShareGroupTargetAssignmentMemberValue
     return R.ShareGroupTargetAssignmentMember(
         R.ShareGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
-        V(topic_partitions=_topic_partitions(V.TopicPartition, assignment)))
+        V(topic_partitions=topic_partitions(V.TopicPartition, assignment)))
 
 
 def target_member_tombstone(group_id: str, member_id: str) -> Any:
@@ -222,7 +212,7 @@ def current_assignment_record(group_id: str, m: ShareGroupMember) -> Any:
     return R.ShareGroupCurrentMemberAssignment(
         R.ShareGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
         V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
-          assigned_partitions=_topic_partitions(V.TopicPartitions, m.assigned_partitions)))
+          assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions)))
 
 
 def current_assignment_tombstone(group_id: str, member_id: str) -> Any:

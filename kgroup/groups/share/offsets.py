@@ -11,7 +11,7 @@ admin reset discards in-flight state (KIP-932, "--reset-offsets ... instances mu
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
@@ -20,7 +20,7 @@ from kgroup.runtime import Result, handles
 
 from . import group as G
 from .group import InitTopic, ShareGroup, StatePartitionMetadata
-from .protocol import _merge, _subtract, initialize_share_state, persister, share_group
+from .protocol import _merge, initialize_share_state, persister, share_group
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator

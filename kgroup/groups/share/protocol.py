@@ -26,7 +26,7 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
-                                  frozen, topic_order)
+                                  described_assignment, frozen, topic_order)
 from kgroup.javaorder import JavaHashMap
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -434,17 +434,6 @@ def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, ti
 # ---------------------------------------------------------------------------------------
 # ShareGroupDescribe
 
-def _described_assignment(c: "Coordinator", assignment: Mapping[uuid.UUID, Any]) -> dict:
-    out = []
-    for tid in topic_order(assignment):
-        try:
-            name = c.cluster.topic_name(tid)
-        except KeyError:
-            continue  # deleted topics are left out, as Kafka's image lookup does
-        out.append({"topic_id": tid, "topic_name": name, "partitions": sorted(assignment[tid])})
-    return {"topic_partitions": out}
-
-
 def describe_group(c: "Coordinator", group_id: str) -> dict:
     base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
@@ -459,7 +448,7 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
     members = [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
                 "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                "assignment": _described_assignment(c, m.assigned_partitions)}
+                "assignment": described_assignment(c, m.assigned_partitions)}
                for m in group.members.values()]
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch, "assignor_name": SimpleAssignor.name, "members": members}
