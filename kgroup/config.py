@@ -96,6 +96,28 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     _s("group.share.record.lock.duration.ms", 30_000, int, "Acquisition lock duration.", at_least=1000, at_most=3_600_000),
     _s("group.share.delivery.count.limit", 5, int, "Deliveries before a record is archived.", at_least=2, at_most=10),
     _s("group.share.partition.max.record.locks", 2000, int, "In-flight records per share-partition.", at_least=100, at_most=10_000),
+    # KIP-932 share coordinator (Kafka's ShareCoordinatorConfig): __share_group_state
+    _s("share.coordinator.state.topic.num.partitions", 50, int, "Partitions of __share_group_state.", at_least=1),
+    _s("share.coordinator.state.topic.replication.factor", 3, int, "Replication factor of __share_group_state.",
+       at_least=1, at_most=32767),
+    _s("share.coordinator.state.topic.min.isr", 2, int, "min.insync.replicas of __share_group_state.", at_least=1,
+       at_most=32767),
+    _s("share.coordinator.state.topic.segment.bytes", 100 * 1024 * 1024, int, "Segment size of __share_group_state.",
+       at_least=1),
+    _s("share.coordinator.state.topic.compression.codec", 0, int,
+       "Codec id for share coordinator batches (0 none .. 4 zstd).", at_least=0, at_most=4),
+    _s("share.coordinator.state.topic.prune.interval.ms", 5 * 60 * 1000, int,
+       "How often the share coordinator prunes records made redundant by snapshots.", at_least=1),
+    _s("share.coordinator.append.linger.ms", 5, int, "How long share coordinator writes wait to be batched.",
+       at_least=0),
+    _s("share.coordinator.snapshot.update.records.per.snapshot", 500, int,
+       "ShareUpdate records of a share-partition between two ShareSnapshots.", at_least=0, at_most=500),
+    _s("share.coordinator.cold.partition.snapshot.interval.ms", 5 * 60 * 1000, int,
+       "How long a share-partition may go without a snapshot before one is written.", at_least=1),
+    _s("share.coordinator.threads", 1, int, "Share coordinator threads.", at_least=1),
+    _s("share.coordinator.write.timeout.ms", 5000, int, "Share coordinator write timeout.", at_least=1),
+    _s("share.coordinator.load.buffer.size", 5 * 1024 * 1024, int, "Batch size when loading __share_group_state.",
+       at_least=1),
 ]}
 
 #: Names the seeds use for a setting Kafka names differently (kip-vs-kafka.md).

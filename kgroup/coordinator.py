@@ -6,11 +6,18 @@ handler returns to the embedded `__consumer_offsets` log, replay them into state
     c.advance(60_000)          # fires timers (expiration, session timeouts, ...)
     c.as_of(3)                 # the state after the first 3 log entries
     Coordinator.load(c.log)    # failover: a new coordinator rebuilt by replay
+    Coordinator.load(c.log, share_state_log=c.share_state_log)   # with the share coordinator's log
+
+Group-type packages may own further logs and per-coordinator components (`kgroup.runtime`
+`LOGS`/`COMPONENTS`): the share coordinator keeps its `__share_group_state` log in
+`c.logs` (`c.share_state_log`) and its state in `c.components`; records go to the log their
+class names (`TOPIC`), and replay is the same door for every log.
 
 Handlers never change state; replay (`_replay`) is the only code that does.
 """
 from __future__ import annotations
 
+import bisect
 import copy
 import random
 import uuid
@@ -35,7 +42,9 @@ from kgroup.log.batch import ControlType
 from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
 from kgroup.protocol import api_name, build, get, response_class
-from kgroup.runtime import HANDLERS, LOAD_HOOKS, REPLAYERS, Marker, PendingResponse, Result, Timers, handles
+from kgroup.records.records import SHARE_GROUP_STATE
+from kgroup.runtime import (COMPONENTS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result, Timers,
+                            handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
@@ -71,6 +80,11 @@ class Coordinator:
                                   else frozenset(hosted_partitions))
         self.log = OffsetsLog(self.num_partitions, topic=CONSUMER_OFFSETS,
                               compression=Compression(self.config["offsets.topic.compression.codec"]))
+        #: the other logs this coordinator writes, by topic (e.g. `__share_group_state`)
+        self.logs: dict[str, OffsetsLog] = {spec.topic: _new_log(spec, self.config) for spec in LOGS.values()}
+        #: per extra log, for each of its entries: how many `__consumer_offsets` entries came
+        #: before it (what `as_of` needs to cut both logs at one moment)
+        self._marks: dict[str, list[int]] = {topic: [] for topic in self.logs}
         self.groups: dict[str, Group] = {}
         self.offsets = OffsetsManager(self)
         self.timers = Timers()
@@ -81,8 +95,15 @@ class Coordinator:
         self.request_context = RequestContext()
         self._ids = random.Random(seed)
         self._readonly = False
-        self._snapshots: dict[int, Coordinator] = {}
+        self._snapshots: dict[tuple, Coordinator] = {}
+        #: per-coordinator components of group-type packages (`kgroup.runtime.component`)
+        self.components: dict[str, Any] = {name: factory(self) for name, factory in COMPONENTS.items()}
         self._schedule_expiration()
+
+    @property
+    def share_state_log(self) -> OffsetsLog:
+        """The share coordinator's `__share_group_state` log (KIP-932)."""
+        return self.logs[SHARE_GROUP_STATE]
 
     # -- time ---------------------------------------------------------------------
     def now(self) -> int:
@@ -150,13 +171,21 @@ class Coordinator:
     # -- append + replay ----------------------------------------------------------
     def _apply(self, result: Result) -> list[Any]:
         written = []
-        by_partition: dict[int, list[Any]] = {}
+        by_partition: dict[tuple[str, int], list[Any]] = {}
         for record in result.records:
-            by_partition.setdefault(self.partition_for(_group_of(record)), []).append(record)
+            topic = getattr(record, "TOPIC", CONSUMER_OFFSETS)
+            if topic == CONSUMER_OFFSETS:
+                where = (topic, self.partition_for(_group_of(record)))
+            else:  # a log a component owns
+                where = (topic, LOGS[topic].partition_of(record, self.logs[topic].num_partitions))
+            by_partition.setdefault(where, []).append(record)
         now = self.now()
-        for partition, records in by_partition.items():
-            entries = self.log.append(partition, records, timestamp=now, producer_id=result.producer_id,
-                                      producer_epoch=result.producer_epoch, transactional=result.transactional)
+        for (topic, partition), records in by_partition.items():
+            log = self.log if topic == CONSUMER_OFFSETS else self.logs[topic]
+            entries = log.append(partition, records, timestamp=now, producer_id=result.producer_id,
+                                 producer_epoch=result.producer_epoch, transactional=result.transactional)
+            if topic != CONSUMER_OFFSETS:
+                self._marks[topic] += [len(self.log)] * len(entries)
             if result.replay:
                 for entry in entries:
                     self._replay(entry)
@@ -197,30 +226,53 @@ class Coordinator:
         """How many entries the log holds (the position `as_of` takes for "now")."""
         return len(self.log)
 
-    def as_of(self, position: int) -> "Coordinator":
+    def as_of(self, position: int, *, share_position: int | None = None) -> "Coordinator":
         """A read-only coordinator holding the state after the first `position` log
         entries (like slicing: `as_of(0)` is empty, `as_of(c.position)` is now).
 
-        Rebuilt by replaying the log, as a reload would; soft state (timers, waiting
-        requests) is not part of it."""
+        The other logs (`__share_group_state`) are cut at the same moment: their entries
+        written before the `position`-th `__consumer_offsets` entry are in (all of them at
+        `c.position`); `share_position` cuts `__share_group_state` after that many entries
+        instead. Rebuilt by replaying the logs, as a reload would; soft state (timers,
+        waiting requests) is not part of it."""
         if not 0 <= position <= len(self.log):
             raise IndexError(f"position {position} is outside the log (0..{len(self.log)})")
-        snap = self._snapshots.get(position)
+        cuts = {topic: bisect.bisect_right(marks, position) for topic, marks in self._marks.items()}
+        if share_position is not None:
+            if not 0 <= share_position <= len(self.share_state_log):
+                raise IndexError(f"share_position {share_position} is outside {SHARE_GROUP_STATE} "
+                                 f"(0..{len(self.share_state_log)})")
+            cuts[SHARE_GROUP_STATE] = share_position
+        cache_key = (position, *sorted(cuts.items()))
+        snap = self._snapshots.get(cache_key)
         if snap is None:
             entries = [self.log.entry_at(i) for i in range(position)]
-            snap = Coordinator(cluster=self.cluster, config=self.config,
-                               clock=ManualClock(entries[-1].timestamp if entries else self.now()),
+            extra = {topic: [self.logs[topic].entry_at(i) for i in range(n)] for topic, n in cuts.items()}
+            last_ts = max([e.timestamp for e in entries[-1:]] + [es[-1].timestamp for es in extra.values() if es],
+                          default=self.now())
+            snap = Coordinator(cluster=self.cluster, config=self.config, clock=ManualClock(last_ts),
                                profile=self.profile, hosted_partitions=self.hosted_partitions)
             snap.timers = Timers()  # a snapshot has no future
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                for entry in entries:
+                # interleave as written: an extra-log entry goes after the __consumer_offsets
+                # entries that preceded it
+                order = sorted(((self._marks[t][i], 1, t, i) for t, es in extra.items() for i in range(len(es))))
+                k = 0
+                for mark, _, topic, i in order:
+                    while k < mark and k < position:
+                        snap._replay(entries[k])
+                        k += 1
+                    snap._replay(extra[topic][i])
+                for entry in entries[k:]:
                     snap._replay(entry)
             snap.log = _LogPrefix(self.log, position)
+            snap.logs = {topic: _LogPrefix(self.logs[topic], n) for topic, n in cuts.items()}
+            snap._marks = {topic: self._marks[topic][:n] for topic, n in cuts.items()}
             snap._readonly = True
             if len(self._snapshots) > 64:
                 self._snapshots.pop(next(iter(self._snapshots)))
-            self._snapshots[position] = snap
+            self._snapshots[cache_key] = snap
         return snap
 
     def at_offset(self, partition: int, offset: int) -> "Coordinator":
@@ -231,37 +283,82 @@ class Coordinator:
         raise KeyError(f"no entry at offset {offset} of __consumer_offsets-{partition}")
 
     @classmethod
-    def load(cls, log_or_records: Any, *, copy_log: bool = True, **kw: Any) -> "Coordinator":
+    def load(cls, log_or_records: Any = None, *, share_state_log: Any = None, copy_log: bool = True,
+             **kw: Any) -> "Coordinator":
         """A coordinator rebuilt by replaying a log (an `OffsetsLog`, a directory of
         `__consumer_offsets-N` segment folders, log entries, or plain records).
         Takes the constructor's keywords; the clock starts at the last record's time.
         An `OffsetsLog` is copied first; `copy_log=False` adopts it instead (faster for a
-        large log nobody else writes to: the new coordinator appends to it)."""
+        large log nobody else writes to: the new coordinator appends to it).
+
+        `share_state_log` (an `OffsetsLog` or a directory) rebuilds the share coordinator
+        from `__share_group_state` too; either log alone works. A directory holding both
+        topics' partition folders loads both."""
+        config = Config.of(kw.get("config"))
+        extra: dict[str, OffsetsLog] = {}
         source = log_or_records
         if isinstance(source, (str, Path)):
-            source, errors = OffsetsLog.read(source)
-            for err in errors:
-                warnings.warn(str(err), stacklevel=2)
-            copy_log = False  # nobody else has it
-        if isinstance(source, OffsetsLog):
-            return cls._load_log(copy.deepcopy(source) if copy_log else source, **kw)
-        return cls._load_records(list(source), **kw)
+            logs = _read_logs(source, config)
+            source = logs.pop(CONSUMER_OFFSETS, None)
+            extra.update(logs)
+        elif isinstance(source, OffsetsLog) and source.topic in LOGS:
+            extra[source.topic], source = (copy.deepcopy(source) if copy_log else source), None
+        elif isinstance(source, OffsetsLog) and copy_log:
+            source = copy.deepcopy(source)
+        if share_state_log is not None:
+            if isinstance(share_state_log, (str, Path)):
+                share_state_log = _read_logs(share_state_log, config, topics=(SHARE_GROUP_STATE,))[SHARE_GROUP_STATE]
+            elif copy_log:
+                share_state_log = copy.deepcopy(share_state_log)
+            if share_state_log.topic != SHARE_GROUP_STATE:
+                raise ValueError(f"share_state_log holds {share_state_log.topic}, not {SHARE_GROUP_STATE}")
+            extra[SHARE_GROUP_STATE] = share_state_log
+        if source is None or isinstance(source, OffsetsLog):
+            return cls._load_log(source, extra, **kw)
+        c = cls._load_records(list(source), **kw)
+        c._adopt_logs(extra)
+        return c
 
     @classmethod
-    def _load_log(cls, log: OffsetsLog, **kw: Any) -> "Coordinator":
-        """Adopt the log as is (offsets, batches, markers) and replay it."""
-        entries = list(log)
-        kw.setdefault("clock", ManualClock(entries[-1].timestamp) if entries else ManualClock())
+    def _load_log(cls, log: OffsetsLog | None, extra: dict[str, OffsetsLog] | None = None,
+                  **kw: Any) -> "Coordinator":
+        """Adopt the logs as they are (offsets, batches, markers) and replay them."""
+        entries = list(log) if log is not None else []
+        last = [entries[-1].timestamp] if entries else []
+        last += [max(e.timestamp for e in x) for x in (extra or {}).values() if len(x)]
+        kw.setdefault("clock", ManualClock(max(last)) if last else ManualClock())
         c = cls(**kw)
-        if log.num_partitions != c.num_partitions:
-            raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
-                             f"is {c.num_partitions}")
-        c.log = log
-        with gc_paused():  # a large log is millions of long-lived objects and no cycles
-            for entry in entries:
-                c._replay(entry)
+        if log is not None:
+            if log.num_partitions != c.num_partitions:
+                raise ValueError(f"the log has {log.num_partitions} partitions but offsets.topic.num.partitions "
+                                 f"is {c.num_partitions}")
+            c.log = log
+            with gc_paused():  # a large log is millions of long-lived objects and no cycles
+                for entry in entries:
+                    c._replay(entry)
+        c._adopt_logs(extra or {})
         c._on_loaded()
         return c
+
+    def _adopt_logs(self, extra: dict[str, OffsetsLog]) -> None:
+        """Take over the other logs (e.g. `__share_group_state`) and replay them.
+
+        Each log's state is its own, so they replay one after the other; where their
+        entries fall among `__consumer_offsets` entries (for `as_of`) is taken from the
+        timestamps, as nothing else records it."""
+        times = [e.timestamp for e in self.log]
+        for topic, log in extra.items():
+            spec = LOGS[topic]
+            expected = self.config[spec.partitions_config]
+            if log.num_partitions != expected:
+                raise ValueError(f"the {topic} log has {log.num_partitions} partitions but "
+                                 f"{spec.partitions_config} is {expected}")
+            self.logs[topic] = log
+            entries = list(log)
+            self._marks[topic] = [bisect.bisect_right(times, e.timestamp) for e in entries]
+            with gc_paused():
+                for entry in entries:
+                    self._replay(entry)
 
     @classmethod
     def _load_records(cls, items: list, **kw: Any) -> "Coordinator":
@@ -343,6 +440,7 @@ class _LogPrefix:
 
     def __init__(self, log: OffsetsLog, n: int) -> None:
         self._log, self._n = log, n
+        self.topic, self.num_partitions = log.topic, log.num_partitions
 
     def __iter__(self):
         return (self._log.entry_at(i) for i in range(self._n))
@@ -357,6 +455,30 @@ class _LogPrefix:
 
     def entries(self, partition: int | None = None):
         return (e for e in self if partition is None or e.partition == partition)
+
+
+def _new_log(spec: Any, config: Config) -> OffsetsLog:
+    codec = config[spec.compression_config] if spec.compression_config else 0
+    return OffsetsLog(config[spec.partitions_config], topic=spec.topic, compression=Compression(codec))
+
+
+def _read_logs(path: str | Path, config: Config, topics: tuple[str, ...] | None = None) -> dict[str, OffsetsLog]:
+    """The coordinator logs found under `path` (segment folders), by topic."""
+    found: dict[str, OffsetsLog] = {}
+    for topic in topics or (CONSUMER_OFFSETS, *LOGS):
+        n = config[LOGS[topic].partitions_config] if topic in LOGS else None
+        try:
+            log, errors = OffsetsLog.read(path, topic=topic, num_partitions=n)
+        except ValueError as exc:
+            if "no partition directories" in str(exc):
+                continue
+            raise
+        for err in errors:
+            warnings.warn(str(err), stacklevel=3)
+        found[topic] = log
+    if not found:
+        raise ValueError(f"{path}: no partition directories of {' or '.join(topics or (CONSUMER_OFFSETS, *LOGS))}")
+    return found
 
 
 def _group_of(record: Any) -> str:

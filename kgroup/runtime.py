@@ -16,6 +16,42 @@ REPLAYERS: dict[type, Callable[[Any, Any], None]] = {}
 LOAD_HOOKS: list[Callable[[Any], None]] = []
 
 
+@dataclass(frozen=True)
+class LogSpec:
+    """A log a coordinator component owns besides `__consumer_offsets` (e.g. the share
+    coordinator's `__share_group_state`): records whose class `TOPIC` is `topic` go there."""
+
+    topic: str
+    #: the config naming how many partitions the log has
+    partitions_config: str
+    #: (record, num_partitions) -> the partition the record is appended to
+    partition_of: Callable[[Any, int], int]
+    #: the config naming the compression codec id of its batches (None: uncompressed)
+    compression_config: str | None = None
+
+
+#: topic -> LogSpec: the extra logs every coordinator creates (`Coordinator.logs`).
+LOGS: dict[str, LogSpec] = {}
+#: name -> factory(coordinator): per-coordinator components (state a group-type package
+#: keeps outside `coordinator.groups`, e.g. the share coordinator); each coordinator builds
+#: one of each at construction, and handlers find theirs as `coordinator.components[name]`.
+COMPONENTS: dict[str, Callable[[Any], Any]] = {}
+
+
+def owns_log(spec: LogSpec) -> LogSpec:
+    """Register an extra log (idempotent per topic)."""
+    LOGS[spec.topic] = spec
+    return spec
+
+
+def component(name: str):
+    """Register the factory of a per-coordinator component."""
+    def register(factory):
+        COMPONENTS[name] = factory
+        return factory
+    return register
+
+
 def handles(api_key: int):
     """Register a request handler for an API key."""
     def register(fn):

@@ -17,6 +17,7 @@ GROUP_TYPE_PACKAGES = (
     "kgroup.groups.consumer",  # KIP-848 ConsumerGroupHeartbeat
     "kgroup.groups.streams",   # KIP-1071 StreamsGroupHeartbeat
     "kgroup.groups.share",     # KIP-932 ShareGroupHeartbeat, share-group admin APIs
+    "kgroup.groups.share.coordinator",  # KIP-932 share coordinator: APIs 83-87, __share_group_state
 )
 
 

@@ -1,15 +1,17 @@
-"""Helpers for the share-group tests: requests, a reload check and a persister kept in memory.
+"""Helpers for the share-group tests: requests, a reload check, and the share coordinator as
+the group coordinator reaches it.
 
-`MemoryPersister` answers the `Persister` protocol (kgroup/groups/share/persister.py) the way
-the share coordinator does for what the group coordinator asks of it (initialize with a state
-epoch that must grow, read, delete); tests that need the real share coordinator use it instead.
+`RecordingPersister` wraps the real `CoordinatorPersister` (requests through
+`Coordinator.handle`, records in `__share_group_state`): it records the calls the group
+coordinator makes and can answer an error code instead, to test what happens when the share
+coordinator refuses.
 """
 from __future__ import annotations
 
 import uuid
 
 from kgroup import Cluster, Coordinator, ErrorCode
-from kgroup.groups.share.persister import PartitionState, StateBatch
+from kgroup.groups.share.persister import CoordinatorPersister
 from kgroup.groups.share.protocol import PERSISTER_KEY
 from kgroup.protocol import request, to_data
 
@@ -17,11 +19,11 @@ from kgroup.protocol import request, to_data
 M1, M2, M3, M4 = (str(uuid.UUID(int=0x1000 + i)) for i in range(1, 5))
 
 
-class MemoryPersister:
-    """Share-partition state by (group, topic id, partition), with every call recorded."""
+class RecordingPersister:
+    """The real persister, every call recorded; `fail_with` makes Initialize/Delete answer that code."""
 
-    def __init__(self) -> None:
-        self.state: dict[tuple[str, uuid.UUID, int], PartitionState] = {}
+    def __init__(self, inner: CoordinatorPersister) -> None:
+        self.inner = inner
         self.calls: list[tuple] = []
         self.fail_with: ErrorCode = ErrorCode.none
 
@@ -29,37 +31,37 @@ class MemoryPersister:
         self.calls.append(("initialize", group_id, topic_id, partition, state_epoch, start_offset))
         if self.fail_with != ErrorCode.none:
             return self.fail_with
-        old = self.state.get((group_id, topic_id, partition))
-        if old is not None and old.state_epoch >= state_epoch:
-            return ErrorCode.fenced_state_epoch
-        self.state[(group_id, topic_id, partition)] = PartitionState(state_epoch=state_epoch, start_offset=start_offset)
-        return ErrorCode.none
-
-    def read_state(self, group_id, topic_id, partition, leader_epoch=0):
-        self.calls.append(("read", group_id, topic_id, partition))
-        return self.state.get((group_id, topic_id, partition),
-                              PartitionState(error_code=ErrorCode.unknown_topic_or_partition))
-
-    def write_state(self, group_id, topic_id, partition, state_epoch, leader_epoch, start_offset, state_batches):
-        key = (group_id, topic_id, partition)
-        old = self.state[key]
-        self.state[key] = PartitionState(state_epoch=old.state_epoch,
-                                         start_offset=start_offset if start_offset != -1 else old.start_offset,
-                                         state_batches=tuple(state_batches))
-        return ErrorCode.none
+        return self.inner.initialize_state(group_id, topic_id, partition, state_epoch, start_offset)
 
     def delete_state(self, group_id, topic_id, partition):
         self.calls.append(("delete", group_id, topic_id, partition))
         if self.fail_with != ErrorCode.none:
             return self.fail_with
-        self.state.pop((group_id, topic_id, partition), None)
-        return ErrorCode.none
+        return self.inner.delete_state(group_id, topic_id, partition)
+
+    def read_state(self, *args, **kw):
+        return self.inner.read_state(*args, **kw)
+
+    def write_state(self, *args, **kw):
+        return self.inner.write_state(*args, **kw)
+
+    def read_summary(self, *args, **kw):
+        return self.inner.read_summary(*args, **kw)
+
+
+def summary(c: Coordinator, topic: str, partition: int, group: str = "g"):
+    """ReadShareGroupStateSummary of one share-partition (state epoch 0: no state)."""
+    return c.soft_state[PERSISTER_KEY].inner.read_summary(group, c.cluster.topic_id(topic), partition)
+
+
+def has_state(c: Coordinator, topic: str, partition: int, group: str = "g") -> bool:
+    return summary(c, topic, partition, group).state_epoch > 0
 
 
 def coord(profile: str = "kafka", config: dict | None = None, persister: bool = True, **topics: int) -> Coordinator:
     c = Coordinator(cluster=Cluster(topics or {"orders": 3, "payments": 2}, seed=1), profile=profile, config=config)
     if persister:
-        c.soft_state[PERSISTER_KEY] = MemoryPersister()
+        c.soft_state[PERSISTER_KEY] = RecordingPersister(CoordinatorPersister(c))
     return c
 
 
@@ -115,5 +117,5 @@ def assert_reload_equal(c: Coordinator) -> None:
         assert reloaded.groups[gid].describe() == c.groups[gid].describe()
 
 
-__all__ = ["MemoryPersister", "StateBatch", "coord", "hb", "join", "describe", "assignment", "parts", "written",
+__all__ = ["RecordingPersister", "summary", "has_state", "coord", "hb", "join", "describe", "assignment", "parts", "written",
            "assert_reload_equal", "M1", "M2", "M3", "M4"]

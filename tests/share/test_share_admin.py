@@ -9,9 +9,9 @@ import pytest
 
 from kgroup import ErrorCode
 from kgroup.admin import Admin, KafkaException, ListShareGroupOffsetsSpec, SharePartitionOffsetInfo, TopicPartition
-from kgroup.groups.share.persister import DeliveryState, PartitionState, StateBatch
+from kgroup.groups.share.persister import DeliveryState, StateBatch
 from kgroup.protocol import request
-from tests.share.share_testing import M1, M2, assert_reload_equal, coord, describe, hb, join, written
+from tests.share.share_testing import M1, M2, assert_reload_equal, coord, describe, has_state, hb, join, summary, written
 
 E = ErrorCode
 
@@ -58,17 +58,19 @@ def test_describe_all_offsets_of_an_empty_and_a_non_empty_group(members):
 
 
 def test_describe_start_offset_and_lag():
-    # lag: from the SPSO to the log end, less what is already acknowledged or archived in flight
+    # KIP-1226: lag = log end - SPSO - delivery-complete count (as the share-partition leader wrote it)
     c = empty_group()
     c.cluster.set_end_offset("orders", 0, 100)
     p = c.soft_state["share.persister"]
     tid = c.cluster.topic_id("orders")
-    p.state[("g", tid, 0)] = PartitionState(state_epoch=5, start_offset=40, state_batches=(
-        StateBatch(40, 44, DeliveryState.ACKNOWLEDGED, 1), StateBatch(45, 45, DeliveryState.AVAILABLE, 2),
-        StateBatch(46, 47, DeliveryState.ARCHIVED, 5)))
+    epoch = summary(c, "orders", 0).state_epoch
+    assert p.read_state("g", tid, 0, 1).error_code == E.none  # a leader takes the share-partition
+    batches = (StateBatch(40, 44, DeliveryState.ACKNOWLEDGED, 1), StateBatch(45, 45, DeliveryState.AVAILABLE, 2),
+               StateBatch(46, 47, DeliveryState.ARCHIVED, 5))
+    assert p.write_state("g", tid, 0, epoch, 1, 40, batches, delivery_complete_count=7) == E.none
     g = describe_offsets(c, topics=[{"topic_name": "orders", "partitions": [0]}])
     (part,) = g.topics[0].partitions
-    assert (part.start_offset, part.lag) == (40, 100 - 40 - 5 - 2)
+    assert (part.start_offset, part.leader_epoch, part.lag) == (40, 1, 100 - 40 - 7)
     v0 = describe_offsets(c, topics=[{"topic_name": "orders", "partitions": [0]}], version=0)
     assert v0.topics[0].partitions[0].start_offset == 40
 
@@ -81,9 +83,10 @@ def test_describe_offsets_errors():
     g = describe_offsets(c, topics=[{"topic_name": "missing", "partitions": [0]}, {"topic_name": "orders", "partitions": [9]}])
     assert [(t.topic_name, p.error_code) for t in g.topics for p in t.partitions] == [
         ("missing", E.unknown_topic_or_partition), ("orders", E.unknown_topic_or_partition)]
-    # a share-partition without durable state: the share coordinator's error
+    # a share-partition without durable state: no start offset, no lag, no error (the summary's answer)
     g = describe_offsets(c, topics=[{"topic_name": "payments", "partitions": [0]}])
-    assert g.topics[0].partitions[0].error_code == E.unknown_topic_or_partition
+    q = g.topics[0].partitions[0]
+    assert (q.error_code, q.start_offset, q.lag) == (E.none, -1, -1)
 
 
 # -- AlterShareGroupOffsets ------------------------------------------------------------------------
@@ -109,8 +112,8 @@ def test_alter_an_empty_group_resets_the_spso_with_a_new_state_epoch():
         == [("orders", tid, [(0, E.none), (2, E.none)])]
     # the group epoch moves; the share coordinator gets it as the state epoch (fencing older leaders)
     assert c.groups["g"].group_epoch == epoch + 1
-    assert (p.state[("g", tid, 0)].start_offset, p.state[("g", tid, 0)].state_epoch) == (10, epoch + 1)
-    assert p.state[("g", tid, 2)].start_offset == 30 and p.state[("g", tid, 1)].start_offset == -1
+    assert (summary(c, "orders", 0).start_offset, summary(c, "orders", 0).state_epoch) == (10, epoch + 1)
+    assert summary(c, "orders", 2).start_offset == 30 and summary(c, "orders", 1).start_offset == -1
     assert written(c, before) == ["ShareGroupMetadata", "ShareGroupStatePartitionMetadata",
                                   "ShareGroupStatePartitionMetadata"]
     assert not c.groups["g"].state_metadata.initializing
@@ -149,7 +152,7 @@ def test_alter_a_subscribed_topic_never_initialised_kip():
     assert alter(c, payments_1=7).error_code == E.none
     tid = c.cluster.topic_id("payments")
     assert c.groups["g"].state_metadata.partitions()[tid] == frozenset({1})
-    assert c.soft_state["share.persister"].state[("g", tid, 1)].start_offset == 7
+    assert summary(c, "payments", 1).start_offset == 7
 
 
 # -- DeleteShareGroupOffsets -----------------------------------------------------------------------
@@ -171,7 +174,7 @@ def test_delete_offsets_of_an_empty_group_forgets_whole_topics():
     assert sorted((t.topic_name, t.error_code) for t in r.responses) == [
         ("missing", E.unknown_topic_or_partition), ("orders", E.none), ("payments", E.unknown_topic_or_partition)]
     assert [call[3] for call in p.calls if call[0] == "delete"] == [0, 1, 2]
-    assert not p.state
+    assert not any(has_state(c, "orders", i) for i in range(3))
     sm = c.groups["g"].state_metadata
     assert not sm.initialized and not sm.deleting
     # record 15 marks the topic deleting, then forgets it
@@ -223,7 +226,9 @@ def test_admin_list_alter_delete_share_group_offsets():
     assert admin.alter_share_group_offsets("g", {TopicPartition("orders", 1): 20}) == {TopicPartition("orders", 1): E.none}
     listed = admin.list_share_group_offsets("g")
     info = listed.partitions_to_offset_info("g").get()
-    assert info[TopicPartition("orders", 1)] == SharePartitionOffsetInfo(20, None, 30)
+    # no delivery-complete count written since the reset: the lag is unknown (Kafka's
+    # GroupCoordinatorService computes it only when both are initialised)
+    assert info[TopicPartition("orders", 1)] == SharePartitionOffsetInfo(20, None, -1)
     assert info[TopicPartition("orders", 0)] is None
     oam = listed.partitions_to_offset_and_metadata("g").get()
     assert oam[TopicPartition("orders", 1)].offset == 20

@@ -14,8 +14,8 @@ from kgroup.dumps.replay import describe_groups
 from kgroup.groups.share.group import ShareGroup
 from kgroup.metrics import PREFIX
 from kgroup.protocol import ms, request
-from tests.share.share_testing import (M1, M2, M3, M4, assert_reload_equal, assignment, coord, describe, hb, join,
-                                      parts, written)
+from tests.share.share_testing import (M1, M2, M3, M4, assert_reload_equal, assignment, coord, describe, has_state, hb,
+                                      join, parts, written)
 
 E = ErrorCode
 
@@ -389,7 +389,7 @@ def test_delete_groups_only_when_empty_and_deletes_share_state():
     assert r.error_code == E.none and "g" not in c.groups
     tid = c.cluster.topic_id("orders")
     assert [call for call in p.calls if call[0] == "delete"] == [("delete", "g", tid, i) for i in range(3)]
-    assert not p.state
+    assert not any(has_state(c, "orders", i) for i in range(3))
     assert written(c, before) == ["ShareGroupStatePartitionMetadata", "~ShareGroupTargetAssignmentMetadata",
                                   "~ShareGroupStatePartitionMetadata", "~ShareGroupMetadata"]
     from kgroup import Coordinator

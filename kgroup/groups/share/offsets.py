@@ -54,27 +54,12 @@ def _require_persister(c: "Coordinator") -> Any:
 # ---------------------------------------------------------------------------------------
 # DescribeShareGroupOffsets: start offset and lag per share-partition
 
-def _lag(c: "Coordinator", topic: str, partition: int, state: Any) -> int:
-    """Records in the share-partition not yet delivered to completion: from the SPSO to the
-    log end, minus the in-flight records already acknowledged or archived (KIP-1226)."""
-    if state.start_offset < 0:
+def _lag(c: "Coordinator", topic: str, partition: int, summary: Any) -> int:
+    """KIP-1226: the records from the SPSO to the log end whose delivery is not complete yet
+    (-1 while the start offset or the delivery-complete count is unknown)."""
+    if summary.start_offset < 0 or summary.delivery_complete_count < 0:
         return UNINITIALIZED
-    end = c.cluster.end_offset(topic, partition)
-    done = 0
-    for b in state.state_batches:
-        if int(b.delivery_state) in (2, 4):  # Acknowledged, Archived
-            first, last = max(b.first_offset, state.start_offset), min(b.last_offset, end - 1)
-            done += max(0, last - first + 1)
-    return max(0, end - state.start_offset - done)
-
-
-def _read(p: Any, group_id: str, topic_id: uuid.UUID, partition: int) -> Any:
-    """The durable state without taking leadership: ReadShareGroupStateSummary when the
-    persister offers it, else ReadShareGroupState (leader epoch -1: no leader)."""
-    summary = getattr(p, "read_summary", None)
-    if summary is not None:
-        return summary(group_id, topic_id, partition)
-    return p.read_state(group_id, topic_id, partition, -1)
+    return max(0, c.cluster.end_offset(topic, partition) - summary.start_offset - summary.delivery_complete_count)
 
 
 def describe_offsets(c: "Coordinator", g: Any, version: int) -> dict:
@@ -103,12 +88,13 @@ def describe_offsets(c: "Coordinator", g: Any, version: int) -> dict:
             if tid is None or not 0 <= part < c.cluster.partitions(name):
                 row.update(error_code=ErrorCode.unknown_topic_or_partition, error_message=UNKNOWN_TOPIC_MESSAGE)
             else:
-                state = _read(p, group_id, tid, part)
-                if state.error_code != ErrorCode.none:
-                    row.update(error_code=state.error_code, error_message=state.error_message)
+                # ReadShareGroupStateSummary: the SPSO without taking leadership
+                summary = p.read_summary(group_id, tid, part)
+                if summary.error_code != ErrorCode.none:
+                    row.update(error_code=summary.error_code, error_message=summary.error_message)
                 else:
-                    row.update(start_offset=state.start_offset, leader_epoch=getattr(state, "leader_epoch", -1),
-                               lag=_lag(c, name, part, state))
+                    row.update(start_offset=summary.start_offset, leader_epoch=summary.leader_epoch,
+                               lag=_lag(c, name, part, summary))
             rows.append(row)
         topics.append({"topic_name": name, "topic_id": tid or uuid.UUID(int=0), "partitions": rows})
     return {"group_id": group_id, "topics": topics, "error_code": ErrorCode.none, "error_message": None}

@@ -61,7 +61,7 @@ def persister(c: "Coordinator") -> Any:
     p = c.soft_state.get(PERSISTER_KEY)
     if p is None:
         try:
-            from kgroup.groups.share.coordinator import CoordinatorPersister  # the share-coordinator part
+            from kgroup.groups.share.persister import CoordinatorPersister  # the share-coordinator part
         except ImportError:
             return None
         p = c.soft_state[PERSISTER_KEY] = CoordinatorPersister(c)
