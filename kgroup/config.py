@@ -96,6 +96,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     _s("group.share.record.lock.duration.ms", 30_000, int, "Acquisition lock duration.", at_least=1000, at_most=3_600_000),
     _s("group.share.delivery.count.limit", 5, int, "Deliveries before a record is archived.", at_least=2, at_most=10),
     _s("group.share.partition.max.record.locks", 2000, int, "In-flight records per share-partition.", at_least=100, at_most=10_000),
+    _s("group.share.min.record.lock.duration.ms", 15_000, int,
+       "Shortest acquisition lock a share group may configure.", at_least=1000, at_most=3_600_000),
+    _s("group.share.max.record.lock.duration.ms", 60_000, int,
+       "Longest acquisition lock a share group or consumer may ask for.", at_least=1000, at_most=3_600_000),
+    _s("group.share.max.share.sessions", 2000, int, "Share sessions one broker keeps.", at_least=1),
     # KIP-932 share coordinator (Kafka's ShareCoordinatorConfig): __share_group_state
     _s("share.coordinator.state.topic.num.partitions", 50, int, "Partitions of __share_group_state.", at_least=1),
     _s("share.coordinator.state.topic.replication.factor", 3, int, "Replication factor of __share_group_state.",
@@ -121,7 +126,10 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
 ]}
 
 #: Names the seeds use for a setting Kafka names differently (kip-vs-kafka.md).
-ALIASES = {"group.share.delivery.attempt.limit": "group.share.delivery.count.limit"}
+ALIASES = {"group.share.delivery.attempt.limit": "group.share.delivery.count.limit",
+           "group.share.record.lock.partition.limit": "group.share.partition.max.record.locks",
+           "group.share.record.lock.duration.max.ms": "group.share.max.record.lock.duration.ms",
+           "max.share.session.cache.slots": "group.share.max.share.sessions"}
 
 # (value, lower bound, upper bound) families Kafka checks against each other.
 _RANGES = [

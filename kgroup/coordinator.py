@@ -74,6 +74,8 @@ class Coordinator:
         self.cluster = cluster if cluster is not None else Cluster()
         self.config = Config.of(config)
         self.clock = clock if clock is not None else ManualClock()
+        if self.cluster.clock is None:  # produced records get the coordinator's time
+            self.cluster.clock = self.clock
         self.profile = get_profile(profile)
         self.num_partitions: int = self.config["offsets.topic.num.partitions"]
         self.hosted_partitions = (frozenset(range(self.num_partitions)) if hosted_partitions is None

@@ -31,6 +31,32 @@ class GroupConfigDef:
     high: str | int | None = None
     choices: tuple[str, ...] = ()
     doc: str = ""
+    #: a further check of a str value (raises ConfigError)
+    check: Any = None
+
+
+#: defaults of per-group configs that override no coordinator setting (Kafka's GroupConfig)
+GROUP_DEFAULTS = {"share.auto.offset.reset": "latest", "share.isolation.level": "read_uncommitted"}
+
+
+def parse_duration_ms(text: str) -> int:
+    """An ISO-8601 duration (PnDTnHnMnS, as Java's Duration.parse) in milliseconds."""
+    import re
+    m = re.fullmatch(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", text)
+    if not m or text in ("P", "PT") or text.endswith("T"):
+        raise ConfigError(f"{text!r} is not an ISO-8601 duration (PnDTnHnMnS)")
+    d, h, mi, sec = (float(x) if x else 0.0 for x in m.groups())
+    return int(round((((d * 24 + h) * 60 + mi) * 60 + sec) * 1000))
+
+
+def _check_auto_offset_reset(value: str) -> None:
+    if value in ("latest", "earliest"):
+        return
+    if value.startswith("by_duration:"):
+        parse_duration_ms(value[len("by_duration:"):])
+        return
+    raise ConfigError(f"Invalid value {value} for configuration share.auto.offset.reset: "
+                      "must be latest, earliest or by_duration:<ISO-8601 duration>")
 
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
@@ -43,6 +69,10 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
     GroupConfigDef("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms", int,
                    "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
     GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int, 1000, 3_600_000),
+    GroupConfigDef("share.delivery.count.limit", "group.share.delivery.count.limit", int, 2, 10),
+    GroupConfigDef("share.auto.offset.reset", "", str, check=lambda v: _check_auto_offset_reset(v),
+                   doc="latest (default), earliest or by_duration:<ISO-8601 duration>"),
+    GroupConfigDef("share.isolation.level", "", str, choices=("read_uncommitted", "read_committed")),
     GroupConfigDef("streams.session.timeout.ms", "group.streams.session.timeout.ms", int,
                    "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
     GroupConfigDef("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms", int,
@@ -91,6 +121,8 @@ def check_value(c: "Coordinator", name: str, value: Any) -> Any:
     v = str(value)
     if d.choices and v not in d.choices:
         raise ConfigError(f"Invalid value {v} for configuration {d.name}: must be one of {', '.join(d.choices)}")
+    if d.check is not None:
+        d.check(v)
     return v
 
 
@@ -98,7 +130,9 @@ def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
     """The effective value: the group's override, else the coordinator's setting."""
     d = GROUP_CONFIGS[canonical_name(name)]
     override = c.cluster.group_configs.get(group_id, {}).get(d.name)
-    return c.config[d.broker] if override is None else override
+    if override is not None:
+        return override
+    return c.config[d.broker] if d.broker else GROUP_DEFAULTS[d.name]
 
 
 __all__ = ["GROUP_CONFIGS", "GroupConfigDef", "canonical_name", "check_value", "group_config"]

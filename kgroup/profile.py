@@ -41,6 +41,13 @@ class Profile:
     #: Share: only share-partitions whose durable state is initialised are assigned, so a joining
     #: member gets its partitions on a later heartbeat (kafka) vs all subscribed ones at once (kip).
     share_assign_initialized_only: bool
+    #: Share: the SPEO is one past the last in-flight record, "SPEO=110" after fetching 100-109 (kip)
+    #: vs Kafka's SharePartition.endOffset, the last in-flight offset (SPSO when none is in flight).
+    share_speo_exclusive: bool
+    #: Share: a consumer may ask for its own acquisition lock duration (the draft's
+    #: record.lock.duration.ms, within group.share.record.lock.duration.max.ms) (kip) vs only the
+    #: group's share.record.lock.duration.ms applies (kafka).
+    share_consumer_lock_duration: bool
 
 
 KIP = Profile(
@@ -57,6 +64,8 @@ KIP = Profile(
     share_archive_acquired_below_spso=True,
     share_assign_all_partitions_to_all_members=True,
     share_assign_initialized_only=False,
+    share_speo_exclusive=True,
+    share_consumer_lock_duration=True,
 )
 
 KAFKA = Profile(
@@ -73,6 +82,8 @@ KAFKA = Profile(
     share_archive_acquired_below_spso=False,
     share_assign_all_partitions_to_all_members=False,
     share_assign_initialized_only=True,
+    share_speo_exclusive=False,
+    share_consumer_lock_duration=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

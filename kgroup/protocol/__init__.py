@@ -54,46 +54,63 @@ def supported_versions(api: str | int) -> list[int]:
     return sorted(schema_name_map[api_key_map[_key(api)]])
 
 
+# kio resolves a schema through importlib on every lookup; the classes never change
+_request_schema = functools.cache(load_request_schema)
+_response_schema = functools.cache(load_response_schema)
+
+
 def response_class(api: str | int, version: int) -> type:
-    return load_response_schema(_key(api), version)
+    return _response_schema(_key(api), version)
 
 
 def request(api: str | int, version: int, **data: Any) -> Any:
     """A kio request of `api` at `version`, built from plain data (nested dicts/lists)."""
-    return build(load_request_schema(_key(api), version), data)
+    return build(_request_schema(_key(api), version), data)
 
 
 @functools.cache
-def _fields(cls: type) -> list[tuple[str, Any, bool]]:
+def _fields(cls: type) -> list[tuple[str, Any, bool, Any]]:
+    """(name, type, has default, converter or None for values taken as they are) per field."""
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        out.append((f.name, hints[f.name], has_default))
+        out.append((f.name, hints[f.name], has_default, _converter(hints[f.name])))
     return out
+
+
+@functools.cache
+def _converter(tp: Any) -> Any:
+    """A function turning plain data into a value of `tp`, or None when values are taken as
+    they are. Worked out once per type: building requests on hot paths stays cheap."""
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _converter(inner[0]) if len(inner) == 1 else None
+    if origin is tuple:
+        (item_tp, *_rest) = typing.get_args(tp)
+        item = _converter(item_tp)
+        if item is None:
+            return tuple
+        return lambda value: tuple(None if v is None else item(v) for v in value)
+    if isinstance(tp, type):
+        if dataclasses.is_dataclass(tp):
+            return lambda value: value if isinstance(value, tp) else build(tp, value)
+        if issubclass(tp, (i32Timedelta, i64Timedelta)):
+            return lambda value: tp.parse(value if isinstance(value, datetime.timedelta)
+                                          else datetime.timedelta(milliseconds=value))
+        if tp is ErrorCode:
+            return lambda value: ErrorCode(int(value))
+        if tp is uuid.UUID:
+            return lambda value: uuid.UUID(value) if isinstance(value, str) else value
+    return None
 
 
 def _convert(tp: Any, value: Any) -> Any:
     if value is None:
         return None
-    origin = typing.get_origin(tp)
-    if origin in (types.UnionType, typing.Union):
-        inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _convert(inner[0], value) if len(inner) == 1 else value
-    if origin is tuple:
-        (item_tp, *_rest) = typing.get_args(tp)
-        return tuple(_convert(item_tp, v) for v in value)
-    if isinstance(tp, type):
-        if dataclasses.is_dataclass(tp):
-            return value if isinstance(value, tp) else build(tp, value)
-        if issubclass(tp, (i32Timedelta, i64Timedelta)):
-            td = value if isinstance(value, datetime.timedelta) else datetime.timedelta(milliseconds=value)
-            return tp.parse(td)
-        if tp is ErrorCode:
-            return ErrorCode(int(value))
-        if tp is uuid.UUID and isinstance(value, str):
-            return uuid.UUID(value)
-    return value
+    conv = _converter(tp)
+    return value if conv is None else conv(value)
 
 
 def build(cls: type, data: Any) -> Any:
@@ -101,9 +118,10 @@ def build(cls: type, data: Any) -> Any:
     if dataclasses.is_dataclass(data):
         data = to_data(data)
     kwargs = {}
-    for name, tp, has_default in _fields(cls):
+    for name, tp, has_default, conv in _fields(cls):
         if name in data:
-            kwargs[name] = _convert(tp, data[name])
+            value = data[name]
+            kwargs[name] = value if conv is None or value is None else conv(value)
         elif not has_default:
             kwargs[name] = _zero(tp)
     return cls(**kwargs)

@@ -241,21 +241,62 @@ def test_admin_list_alter_delete_share_group_offsets():
 
 
 def test_admin_reset_share_group_offsets():
-    # kafka-share-groups.sh --reset-offsets --to-earliest/--to-latest/--to-offset, --dry-run
+    # kafka-share-groups.sh --reset-offsets --to-earliest/--to-latest/--to-datetime/--to-offset, --dry-run,
+    # against the partition's log (log start offset moved by DeleteRecords)
     c = empty_group()
-    for p, end in enumerate((10, 20, 30)):
-        c.cluster.set_end_offset("orders", p, end)
+    c.cluster.produce("orders", 0, [b"v%d" % i for i in range(10)], timestamp=[1000 + 100 * i for i in range(10)])
+    c.cluster.delete_records("orders", 0, 3)
     admin = Admin(c)
-    tps = [TopicPartition("orders", p) for p in range(3)]
-    assert admin.reset_share_group_offsets("g", ["orders"], to_latest=True, dry_run=True) == dict(zip(tps, (10, 20, 30)))
-    assert admin.reset_share_group_offsets("g", ["orders"], to_offset=15, dry_run=True) == dict(zip(tps, (10, 15, 15)))
-    assert admin.reset_share_group_offsets("g", ["orders"], to_earliest=True) == {tp: E.none for tp in tps}
-    starts = admin.list_share_group_offsets("g").partitions_to_offset_info("g").get()
-    expected_start = [c.cluster.log_start_offset("orders", p) if hasattr(c.cluster, "log_start_offset") else 0
-                      for p in range(3)]
-    assert [starts[tp].start_offset for tp in tps] == expected_start
+    tp = TopicPartition("orders", 0)
+    assert admin.reset_share_group_offsets("g", [tp], to_earliest=True, dry_run=True) == {tp: 3}
+    assert admin.reset_share_group_offsets("g", [tp], to_latest=True, dry_run=True) == {tp: 10}
+    assert admin.reset_share_group_offsets("g", [tp], to_datetime=1450, dry_run=True) == {tp: 5}
+    assert admin.reset_share_group_offsets("g", [tp], to_datetime=99_999, dry_run=True) == {tp: 10}
+    # an offset outside the log is clamped to it, as the tool does
+    assert admin.reset_share_group_offsets("g", [tp], to_offset=1, dry_run=True) == {tp: 3}
+    assert admin.reset_share_group_offsets("g", [tp], to_offset=42, dry_run=True) == {tp: 10}
+    # a topic name resets every partition
+    assert set(admin.reset_share_group_offsets("g", ["orders"], to_latest=True, dry_run=True)) == {
+        TopicPartition("orders", p) for p in range(3)}
+    assert admin.reset_share_group_offsets("g", [tp], to_datetime=1250) == {tp: E.none}
+    assert summary(c, "orders", 0).start_offset == 3
+    assert admin.list_share_group_offsets("g").partitions_to_offset_and_metadata("g").get()[tp].offset == 3
     with pytest.raises(ValueError):
         admin.reset_share_group_offsets("g", ["orders"], to_earliest=True, to_latest=True)
     join(c, M1)
     assert admin.reset_share_group_offsets("g", ["orders"], to_latest=True) == E.non_empty_group
     assert describe(c)[0].group_state == "Stable"
+
+
+# -- in-flight state (the share-partition leader's soft state) ---------------------------------------
+
+def _acquired(c, response) -> list[tuple[int, int, int]]:
+    return [(a.first_offset, a.last_offset, a.delivery_count)
+            for t in response.responses for p in t.partitions for a in p.acquired_records]
+
+
+def test_alter_discards_in_flight_records():
+    # KIP-932: resetting the SPSO discards the in-flight state; the leader reloads the new state
+    from kgroup.groups.share.partition import LEADERS
+    from tests.share.partition_testing import fetch_req
+    c = empty_group()
+    tid = c.cluster.topic_id("orders")
+    fetch_req(c, [("orders", 0)], epoch=0)                      # the leader starts at the log end (0)
+    c.cluster.produce("orders", 0, [b"a", b"b", b"c", b"d", b"e"])
+    assert _acquired(c, fetch_req(c, [("orders", 0)], epoch=1)) == [(0, 4, 1)]
+    assert alter(c, orders_0=2).responses[0].partitions[0].error_code == E.none
+    assert ("g", tid, 0) not in c.soft_state[LEADERS].partitions
+    # the records from the new SPSO are delivered again, as first deliveries
+    assert _acquired(c, fetch_req(c, [("orders", 0)], epoch=2)) == [(2, 4, 1)]
+
+
+def test_delete_group_discards_in_flight_records():
+    from kgroup.groups.share.partition import LEADERS
+    from tests.share.partition_testing import fetch_req
+    c = empty_group()
+    fetch_req(c, [("orders", 0)], epoch=0)
+    c.cluster.produce("orders", 0, [b"a", b"b"])
+    assert _acquired(c, fetch_req(c, [("orders", 0)], epoch=1)) == [(0, 1, 1)]
+    assert c.handle(request("DeleteGroups", 2, groups_names=["g"])).results[0].error_code == E.none
+    assert not [k for k in c.soft_state[LEADERS].partitions if k[0] == "g"]
+    assert not has_state(c, "orders", 0)

@@ -272,6 +272,7 @@ def before_delete_group(c: "Coordinator", group: ShareGroup) -> list:
     if not topics:
         return []
     errors = delete_share_state(c, group.group_id, topics)
+    forget_in_flight(c, group.group_id)
     for code in errors.values():
         if code != ErrorCode.none:
             raise KafkaError(code, "The share coordinator did not delete the share-group state.")
