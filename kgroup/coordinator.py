@@ -403,7 +403,7 @@ class Coordinator:
             expired, all_gone = self.offsets.expired_offsets(group_id, now)
             records += expired
             group = self.groups.get(group_id)
-            if all_gone and group is not None and group.is_empty():
+            if all_gone and group is not None and group.is_empty() and group.should_expire(self):
                 try:
                     records += group.before_delete(self) + group.tombstones()
                 except KafkaError:

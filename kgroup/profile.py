@@ -41,6 +41,9 @@ class Profile:
     #: Share: only share-partitions whose durable state is initialised are assigned, so a joining
     #: member gets its partitions on a later heartbeat (kafka) vs all subscribed ones at once (kip).
     share_assign_initialized_only: bool
+    #: Share: a group EMPTY for offsets.retention.minutes goes DEAD and is deleted, share state
+    #: included (kip) vs Kafka's ShareGroup.shouldExpire() == false: only DeleteGroups deletes it.
+    share_empty_group_expires: bool
     #: Share: the SPEO is one past the last in-flight record, "SPEO=110" after fetching 100-109 (kip)
     #: vs Kafka's SharePartition.endOffset, the last in-flight offset (SPSO when none is in flight).
     share_speo_exclusive: bool
@@ -64,6 +67,7 @@ KIP = Profile(
     share_archive_acquired_below_spso=True,
     share_assign_all_partitions_to_all_members=True,
     share_assign_initialized_only=False,
+    share_empty_group_expires=True,
     share_speo_exclusive=True,
     share_consumer_lock_duration=True,
 )
@@ -82,6 +86,7 @@ KAFKA = Profile(
     share_archive_acquired_below_spso=False,
     share_assign_all_partitions_to_all_members=False,
     share_assign_initialized_only=True,
+    share_empty_group_expires=False,
     share_speo_exclusive=False,
     share_consumer_lock_duration=False,
 )

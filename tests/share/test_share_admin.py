@@ -96,7 +96,7 @@ def test_alter_a_non_empty_group_is_refused():
     join(c, M1)
     before = c.position
     r = alter(c, orders_0=10)
-    assert (r.error_code, r.error_message, r.responses) == (E.non_empty_group, "Share group g is not empty.", ())
+    assert (r.error_code, r.error_message, r.responses) == (E.non_empty_group, "The group is not empty.", ())
     assert c.position == before
 
 
@@ -161,7 +161,7 @@ def test_delete_offsets_of_a_non_empty_group_is_refused():
     c = coord()
     join(c, M1)
     r = delete_offsets(c, "orders")
-    assert (r.error_code, r.error_message) == (E.non_empty_group, "Share group g is not empty.")
+    assert (r.error_code, r.error_message) == (E.non_empty_group, "The group is not empty.")
 
 
 def test_delete_offsets_of_an_empty_group_forgets_whole_topics():

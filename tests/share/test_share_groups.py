@@ -499,3 +499,29 @@ def test_dump_describe_shows_share_groups():
     assert d["members"][0]["member_id"] == M1 and d["members"][0]["assigned"] == {
         str(c.cluster.topic_id("orders")): [0, 1, 2]}
     assert d["initialized"] == {str(c.cluster.topic_id("orders")): [0, 1, 2]}
+
+
+# -- an empty group over time ----------------------------------------------------------------------
+
+def test_empty_group_expires_after_the_retention_kip():
+    # seed, "Share group states": "DEAD - When the share group remains EMPTY for a configured period,
+    # the group coordinator transitions it to DEAD to delete it" (here offsets.retention.minutes)
+    c = coord("kip", config={"offsets.retention.minutes": 60})
+    join(c, M1)
+    c.advance(20_000)
+    hb(c, M1, -1)
+    c.advance(59 * 60_000)
+    assert "g" in c.groups and has_state(c, "orders", 0)
+    c.advance(11 * 60_000)  # one hour empty, then the next clean-up
+    assert "g" not in c.groups
+    assert not any(has_state(c, "orders", p) for p in range(3))
+    assert_reload_equal(c)
+
+
+def test_empty_group_never_expires_kafka():
+    # Kafka's ShareGroup.shouldExpire() is false: only DeleteGroups deletes a share group
+    c = coord("kafka", config={"offsets.retention.minutes": 60})
+    join(c, M1)
+    hb(c, M1, -1)
+    c.advance(10 * 24 * 3600_000)
+    assert c.groups["g"].state == "Empty" and has_state(c, "orders", 0)

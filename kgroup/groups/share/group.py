@@ -82,6 +82,8 @@ class ShareGroup(ModernGroup):
         #: an obsolete ShareGroupPartitionMetadata record (9) is in the log (Kafka wrote it
         #: before the metadata hash); a heartbeat deletes it
         self.has_partition_metadata_record = False
+        #: when the last member left (the timestamp of that record; -1 while members are in)
+        self.empty_since_ms = -1
 
     # -- Group interface ----------------------------------------------------------------
     @property
@@ -111,6 +113,15 @@ class ShareGroup(ModernGroup):
 
     def offset_expiration_base(self, commit_timestamp: int) -> int | None:
         return None
+
+    def should_expire(self, coordinator: Any) -> bool:
+        """The draft KIP: a group "EMPTY for a configured period" goes DEAD and is deleted
+        (here offsets.retention.minutes, counted from when the last member left); Kafka's
+        `ShareGroup.shouldExpire` is false: share groups stay until deleted."""
+        if not coordinator.profile.share_empty_group_expires:
+            return False
+        retention_ms = coordinator.config["offsets.retention.minutes"] * 60_000
+        return self.empty_since_ms >= 0 and coordinator.now() - self.empty_since_ms >= retention_ms
 
     def before_delete(self, coordinator: Any) -> list:
         """DeleteGroups: the share coordinator forgets the group's share-partitions first."""
@@ -144,9 +155,12 @@ class ShareGroup(ModernGroup):
     # -- replay helpers -------------------------------------------------------------------
     def update_member(self, member: ShareGroupMember) -> None:
         self.members[member.member_id] = member
+        self.empty_since_ms = -1
 
-    def remove_member(self, member_id: str) -> None:
+    def remove_member(self, member_id: str, timestamp: int) -> None:
         self.members.pop(member_id, None)
+        if not self.members:
+            self.empty_since_ms = timestamp
 
     # -- display ------------------------------------------------------------------------
     def describe_members(self) -> list[dict]:

@@ -30,6 +30,8 @@ ALTER_SHARE_GROUP_OFFSETS = 91
 DELETE_SHARE_GROUP_OFFSETS = 92
 #: Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+#: Kafka's `Errors.NON_EMPTY_GROUP.message()`
+NON_EMPTY_GROUP_MESSAGE = "The group is not empty."
 #: the lag of a share-partition whose SPSO is not known yet (Kafka's `PartitionFactory.UNINITIALIZED_LAG`)
 UNINITIALIZED = -1
 
@@ -126,7 +128,7 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
             return Result(_alter_error(ErrorCode.none, None))
         group = share_group(c, group_id)
         if group.members:
-            raise KafkaError(ErrorCode.non_empty_group, f"Share group {group_id} is not empty.")
+            raise KafkaError(ErrorCode.non_empty_group, NON_EMPTY_GROUP_MESSAGE)  # ShareGroup.validateEmptyGroup
         _require_persister(c)
     except KafkaError as e:
         return Result(_alter_error(e.code, e.message or None))
@@ -225,7 +227,7 @@ def delete_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resu
             return Result(base)
         group = share_group(c, group_id)
         if group.members:
-            raise KafkaError(ErrorCode.non_empty_group, f"Share group {group_id} is not empty.")
+            raise KafkaError(ErrorCode.non_empty_group, NON_EMPTY_GROUP_MESSAGE)  # ShareGroup.validateEmptyGroup
         _require_persister(c)
     except KafkaError as e:
         return Result({**base, "error_code": e.code, "error_message": e.message or None})

@@ -51,7 +51,7 @@ def _member(c: "Coordinator", entry: Any) -> None:
         return
     if value is None:
         if member_tombstone_allowed(group, key.member_id, "ShareGroup"):
-            group.remove_member(key.member_id)
+            group.remove_member(key.member_id, entry.timestamp if entry.timestamp is not None else c.now())
         return
     group.update_member(member_from_value(key.member_id, group.members.get(key.member_id), value))
 
