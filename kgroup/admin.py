@@ -307,12 +307,14 @@ class Admin:
             futures[g.group_id] = KafkaFuture(error=error) if error is not None else KafkaFuture(out)
         return ListShareGroupOffsetsResult(futures)
 
-    def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, int]
+    def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, "int | OffsetAndMetadata"]
                                   ) -> ErrorCode | dict[TopicPartition, ErrorCode]:
         """AlterShareGroupOffsets: new start offsets (SPSO) for an empty group's share-partitions
-        (their in-flight records are discarded); NON_EMPTY_GROUP while it has members."""
+        (their in-flight records are discarded); NON_EMPTY_GROUP while it has members. Offsets are
+        Kafka's `Long`s or the draft KIP's `OffsetAndMetadata` (only its offset counts)."""
         by_topic: dict[str, list[dict]] = {}
         for tp, offset in offsets.items():
+            offset = offset.offset if isinstance(offset, OffsetAndMetadata) else offset
             by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition, "start_offset": int(offset)})
         response = self.coordinator.handle(request("AlterShareGroupOffsets", 0, group_id=group_id, topics=[
             {"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]))
@@ -333,11 +335,18 @@ class Admin:
 
     def reset_share_group_offsets(self, group_id: str, topics: Iterable[str | TopicPartition], *,
                                   to_earliest: bool = False, to_latest: bool = False,
-                                  to_datetime: int | None = None, to_offset: int | None = None,
+                                  to_datetime: "int | str | None" = None, to_offset: int | None = None,
                                   dry_run: bool = False) -> ErrorCode | dict[TopicPartition, int | ErrorCode]:
         """`kafka-share-groups.sh --reset-offsets` (the KIP's tool): the new SPSO of each partition
         from the log (earliest, latest, the first offset at or after a timestamp in ms, or a
-        given offset), then `alter_share_group_offsets` unless `dry_run` (which returns the offsets)."""
+        given offset), then `alter_share_group_offsets` unless `dry_run` (which returns the offsets).
+        `to_datetime`: epoch milliseconds, or the tool's 'YYYY-MM-DDTHH:mm:SS.sss' (UTC unless an
+        offset is given)."""
+        if isinstance(to_datetime, str):
+            from datetime import datetime, timezone
+            when = datetime.fromisoformat(to_datetime)
+            when = when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+            to_datetime = int(when.timestamp() * 1000)
         if sum(x for x in (to_earliest, to_latest, to_datetime is not None, to_offset is not None)) != 1:
             raise ValueError("give exactly one of to_earliest, to_latest, to_datetime, to_offset")
         cluster = self.coordinator.cluster

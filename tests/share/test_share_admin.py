@@ -75,18 +75,21 @@ def test_describe_start_offset_and_lag():
     assert v0.topics[0].partitions[0].start_offset == 40
 
 
-def test_describe_offsets_errors():
+def test_describe_offsets_absent_data_is_no_error():
+    # GroupCoordinatorService.describeShareGroupOffsets: an unknown topic, partition or group is
+    # "absence of data, rather than an error" (start offset -1, lag -1), as OffsetFetch answers it
     c = empty_group()
     assert describe_offsets(c, group="").error_code == E.invalid_group_id
     g = describe_offsets(c, group="nope")
-    assert (g.error_code, g.error_message) == (E.group_id_not_found, "Group nope not found.")
-    g = describe_offsets(c, topics=[{"topic_name": "missing", "partitions": [0]}, {"topic_name": "orders", "partitions": [9]}])
-    assert [(t.topic_name, p.error_code) for t in g.topics for p in t.partitions] == [
-        ("missing", E.unknown_topic_or_partition), ("orders", E.unknown_topic_or_partition)]
-    # a share-partition without durable state: no start offset, no lag, no error (the summary's answer)
-    g = describe_offsets(c, topics=[{"topic_name": "payments", "partitions": [0]}])
-    q = g.topics[0].partitions[0]
-    assert (q.error_code, q.start_offset, q.lag) == (E.none, -1, -1)
+    assert (g.error_code, g.topics) == (E.none, ())
+    g = describe_offsets(c, topics=[{"topic_name": "missing", "partitions": [0]}, {"topic_name": "orders", "partitions": [9]},
+                                    {"topic_name": "payments", "partitions": [0]}])
+    assert [(t.topic_name, t.topic_id.int if t.topic_name == "missing" else None,
+             [(p.partition_index, p.start_offset, p.leader_epoch, p.lag, p.error_code) for p in t.partitions])
+            for t in g.topics] == [
+        ("orders", None, [(9, -1, 0, -1, E.none)]),
+        ("payments", None, [(0, -1, 0, -1, E.none)]),
+        ("missing", 0, [(0, -1, 0, -1, E.none)])]
 
 
 # -- AlterShareGroupOffsets ------------------------------------------------------------------------
@@ -224,6 +227,10 @@ def test_admin_list_alter_delete_share_group_offsets():
     c.cluster.set_end_offset("orders", 1, 50)
     admin = Admin(c)
     assert admin.alter_share_group_offsets("g", {TopicPartition("orders", 1): 20}) == {TopicPartition("orders", 1): E.none}
+    # the draft KIP's Map<TopicPartition, OffsetAndMetadata> is accepted too
+    from kgroup.admin import OffsetAndMetadata
+    assert admin.alter_share_group_offsets("g", {TopicPartition("orders", 2): OffsetAndMetadata(0)}) == {
+        TopicPartition("orders", 2): E.none}
     listed = admin.list_share_group_offsets("g")
     info = listed.partitions_to_offset_info("g").get()
     # no delivery-complete count written since the reset: the lag is unknown (Kafka's
@@ -252,6 +259,7 @@ def test_admin_reset_share_group_offsets():
     assert admin.reset_share_group_offsets("g", [tp], to_latest=True, dry_run=True) == {tp: 10}
     assert admin.reset_share_group_offsets("g", [tp], to_datetime=1450, dry_run=True) == {tp: 5}
     assert admin.reset_share_group_offsets("g", [tp], to_datetime=99_999, dry_run=True) == {tp: 10}
+    assert admin.reset_share_group_offsets("g", [tp], to_datetime="1970-01-01T00:00:01.450", dry_run=True) == {tp: 5}
     # an offset outside the log is clamped to it, as the tool does
     assert admin.reset_share_group_offsets("g", [tp], to_offset=1, dry_run=True) == {tp: 3}
     assert admin.reset_share_group_offsets("g", [tp], to_offset=42, dry_run=True) == {tp: 10}

@@ -65,41 +65,55 @@ def _lag(c: "Coordinator", topic: str, partition: int, summary: Any) -> int:
 
 
 def describe_offsets(c: "Coordinator", g: Any, version: int) -> dict:
+    """Kafka's `describeShareGroupOffsets` / `describeShareGroupAllOffsets`: the summary of each
+    share-partition. What has no state (an unknown topic, group or partition, or a refusal of the
+    share coordinator) is "absence of data, rather than an error", as OffsetFetch answers it:
+    start offset -1, lag -1."""
     group_id = g.group_id
     try:
         if not group_id:
             raise KafkaError(ErrorCode.invalid_group_id, None)
         c.check_coordinator(group_id)
-        group = share_group(c, group_id)
         p = _require_persister(c)
     except KafkaError as e:
         return {"group_id": group_id, "topics": [], "error_code": e.code, "error_message": e.message or None}
     if g.topics is None:
-        # All share-partitions with durable state (Kafka's describeShareGroupAllOffsets).
-        initialized = group.state_metadata.initialized
-        wanted = [(initialized[t].name, sorted(initialized[t].partitions)) for t in topic_order(initialized)]
+        # every initialised share-partition of the group (none for an unknown group)
+        group = c.groups.get(group_id)
+        initialized = group.state_metadata.initialized if isinstance(group, ShareGroup) else {}
+        wanted = [(c.cluster.topic_name(t), sorted(initialized[t].partitions))
+                  for t in topic_order(initialized) if _known(c, t)]
     else:
         wanted = [(t.topic_name, list(t.partitions)) for t in g.topics]
-    topics = []
+    known, unknown = [], []
     for name, parts in wanted:
-        tid = c.cluster.topic_id(name) if name in c.cluster else None
+        if name not in c.cluster:
+            unknown.append({"topic_name": name, "topic_id": uuid.UUID(int=0), "partitions": [
+                {"partition_index": part, "start_offset": UNINITIALIZED, "leader_epoch": 0, "lag": UNINITIALIZED,
+                 "error_code": ErrorCode.none, "error_message": None} for part in parts]})
+            continue
+        tid = c.cluster.topic_id(name)
         rows = []
         for part in parts:
-            row = {"partition_index": part, "start_offset": UNINITIALIZED, "leader_epoch": -1, "lag": UNINITIALIZED,
-                   "error_code": ErrorCode.none, "error_message": None}
-            if tid is None or not 0 <= part < c.cluster.partitions(name):
-                row.update(error_code=ErrorCode.unknown_topic_or_partition, error_message=UNKNOWN_TOPIC_MESSAGE)
+            summary = p.read_summary(group_id, tid, part)  # ReadShareGroupStateSummary: no leadership taken
+            if summary.error_code != ErrorCode.none:
+                rows.append({"partition_index": part, "start_offset": UNINITIALIZED, "leader_epoch": 0,
+                             "lag": UNINITIALIZED, "error_code": ErrorCode.none, "error_message": None})
             else:
-                # ReadShareGroupStateSummary: the SPSO without taking leadership
-                summary = p.read_summary(group_id, tid, part)
-                if summary.error_code != ErrorCode.none:
-                    row.update(error_code=summary.error_code, error_message=summary.error_message)
-                else:
-                    row.update(start_offset=summary.start_offset, leader_epoch=summary.leader_epoch,
-                               lag=_lag(c, name, part, summary))
-            rows.append(row)
-        topics.append({"topic_name": name, "topic_id": tid or uuid.UUID(int=0), "partitions": rows})
-    return {"group_id": group_id, "topics": topics, "error_code": ErrorCode.none, "error_message": None}
+                rows.append({"partition_index": part, "start_offset": summary.start_offset,
+                             "leader_epoch": summary.leader_epoch, "lag": _lag(c, name, part, summary),
+                             "error_code": ErrorCode.none, "error_message": None})
+        known.append({"topic_name": name, "topic_id": tid, "partitions": rows})
+    # Kafka adds the topics missing from the metadata image after the others
+    return {"group_id": group_id, "topics": known + unknown, "error_code": ErrorCode.none, "error_message": None}
+
+
+def _known(c: "Coordinator", topic_id: uuid.UUID) -> bool:
+    try:
+        c.cluster.topic_name(topic_id)
+        return True
+    except KeyError:
+        return False
 
 
 @handles(DESCRIBE_SHARE_GROUP_OFFSETS)
