@@ -525,3 +525,24 @@ def test_empty_group_never_expires_kafka():
     hb(c, M1, -1)
     c.advance(10 * 24 * 3600_000)
     assert c.groups["g"].state == "Empty" and has_state(c, "orders", 0)
+
+
+def test_kgroup_dump_describe_shows_a_share_group(capsys, tmp_path):
+    # the __consumer_offsets log written as segments, replayed by `kgroup dump describe`
+    import json
+
+    from kgroup.cli import main
+    c = coord("kip")
+    join(c, M1)
+    hb(c, M2, 0, ["orders", "payments"])
+    c.log.write(tmp_path)
+    assert main(["dump", "describe", str(tmp_path), "--group", "g", "--json"]) == 0
+    (g,) = json.loads(capsys.readouterr().out)["groups"]
+    assert (g["type"], g["state"], g["epoch"], g["assignment_epoch"]) == ("share", "Stable", 2, 2)
+    assert {m["member_id"]: m["member_epoch"] for m in g["members"]} == {M1: 1, M2: 2}
+    assert main(["dump", "describe", str(tmp_path), "--group", "g"]) == 0
+    out = capsys.readouterr().out
+    assert "g  share  state Stable  protocol type share  epoch 2  on __consumer_offsets-3  assignment epoch 2" in out
+    orders, payments = c.cluster.topic_id("orders"), c.cluster.topic_id("payments")
+    assert f"  share-partitions initialized: {payments}:0,1  {orders}:0,1,2" in out
+    assert "  members (2):" in out
