@@ -455,6 +455,14 @@ def test_offset_commit_to_a_share_group():
     from tests.kgroup_testing import commit
     r = commit(c, "g", {("orders", 0): 5})
     assert r.topics[0].partitions[0].error_code == E.group_id_not_found
+    # ShareGroup.validateOffsetDelete / validateOffsetFetch: "Group g is not a consumer group."
+    r = c.handle(request("OffsetDelete", 0, group_id="g", topics=[{"name": "orders", "partitions": [{"partition_index": 0}]}]))
+    assert r.error_code == E.group_id_not_found
+    # OffsetFetch answers a group that is not a consumer group like an unknown one: no offsets
+    r = c.handle(request("OffsetFetch", 9, groups=[{"group_id": "g", "member_id": M1, "member_epoch": 1,
+                                                    "topics": [{"name": "orders", "partition_indexes": [0]}]}]))
+    (g,) = r.groups
+    assert g.error_code == E.none and g.topics[0].partitions[0].committed_offset == -1
 
 
 # -- records and reload, dumps ------------------------------------------------------------------------
