@@ -554,3 +554,23 @@ def test_kgroup_dump_describe_shows_a_share_group(capsys, tmp_path):
     orders, payments = c.cluster.topic_id("orders"), c.cluster.topic_id("payments")
     assert f"  share-partitions initialized: {payments}:0,1  {orders}:0,1,2" in out
     assert "  members (2):" in out
+
+
+def test_share_heartbeat_to_a_streams_group_and_to_a_group_holding_offsets():
+    # getOrMaybeCreateShareGroup: any group of another type, even an empty classic group that
+    # only holds committed offsets, is "not a share group"
+    from tests.kgroup_testing import commit
+    c = coord()
+    topology = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": ["orders"],
+                                                "source_topic_regex": [], "state_changelog_topics": [],
+                                                "repartition_sink_topics": [], "repartition_source_topics": [],
+                                                "copartition_groups": []}]}
+    r = c.handle(request("StreamsGroupHeartbeat", 0, group_id="app", member_id=M2, member_epoch=0,
+                         rebalance_timeout=1000, topology=topology, process_id="p", active_tasks=[],
+                         standby_tasks=[], warmup_tasks=[], client_tags=[], endpoint_information_epoch=0))
+    assert r.error_code == E.none
+    r = join(c, M1, group="app")
+    assert (r.error_code, r.error_message) == (E.group_id_not_found, "Group app is not a share group.")
+    commit(c, "legacy", {("orders", 0): 5})
+    r = join(c, M1, group="legacy")
+    assert (r.error_code, r.error_message) == (E.group_id_not_found, "Group legacy is not a share group.")
