@@ -179,6 +179,8 @@ def test_session_timeout_removes_a_silent_member():
     assert list(g.members) == [M1] and g.group_epoch == 3
     c.advance(40_000)
     assert not g.members and g.state == "Empty"
+    # seed: a member kicked out "realises it's been kicked out" on its next heartbeat
+    assert hb(c, M2, 1).error_code == E.unknown_member_id
     assert_reload_equal(c)
 
 
