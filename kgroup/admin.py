@@ -83,6 +83,12 @@ def all_of(futures: Mapping[str, KafkaFuture[T]]) -> KafkaFuture[dict[str, T]]:
     return KafkaFuture(out)
 
 
+def _described(groups: Iterable[Any], of: Any) -> dict[str, KafkaFuture]:
+    """One future per described group: its description, or its error."""
+    return {g.group_id: (KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
+                         if g.error_code != ErrorCode.none else KafkaFuture(of(g))) for g in groups}
+
+
 @dataclass
 class ListConsumerGroupOffsetsSpec:
     """Which partitions to list for one group; None means all of them."""
@@ -221,13 +227,7 @@ class Admin:
         group_ids = list(group_ids)
         response = self.coordinator.handle(request("StreamsGroupDescribe", 0, group_ids=group_ids,
                                                    include_authorized_operations=include_authorized_operations))
-        futures: dict[str, KafkaFuture] = {}
-        for g in response.groups:
-            if g.error_code != ErrorCode.none:
-                futures[g.group_id] = KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
-            else:
-                futures[g.group_id] = KafkaFuture(StreamsGroupDescription.of(g))
-        return DescribeStreamsGroupsResult(futures)
+        return DescribeStreamsGroupsResult(_described(response.groups, StreamsGroupDescription.of))
 
     def list_streams_groups(self, *, states: Iterable[str] = ()) -> list[dict]:
         """ListGroups with type `streams` (states as Kafka spells them: Empty, NotReady, ...)."""
@@ -253,6 +253,133 @@ class Admin:
         cluster = self.coordinator.cluster
         partitions = [TopicPartition(t, p) for t in sorted(set(topics)) for p in range(cluster.partitions(t))]
         return self.delete_consumer_group_offsets(group_id, partitions)
+
+    # -- KIP-932 share groups -------------------------------------------------------------
+    def describe_share_groups(self, group_ids: Iterable[str], *,
+                              include_authorized_operations: bool = False) -> "DescribeShareGroupsResult":
+        """ShareGroupDescribe for several groups; one future per group (its own error)."""
+        response = self.coordinator.handle(request("ShareGroupDescribe", 1, group_ids=list(group_ids),
+                                                   include_authorized_operations=include_authorized_operations))
+        return DescribeShareGroupsResult(_described(response.groups, ShareGroupDescription.of))
+
+    def list_share_groups(self, *, states: Iterable[str] = ()) -> list[dict]:
+        """ListGroups with type `share` (the draft KIP's `listShareGroups`; Kafka's
+        `listGroups(ListGroupsOptions.forShareGroups())`)."""
+        return self.list_groups(states=states, types=["share"])
+
+    def delete_share_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
+        """DeleteGroups: only empty groups (NON_EMPTY_GROUP otherwise); their share state goes too."""
+        return self.delete_consumer_groups(group_ids)
+
+    def list_share_group_offsets(self, group_specs: Mapping[str, "ListShareGroupOffsetsSpec | None"] | str
+                                 ) -> "ListShareGroupOffsetsResult":
+        """DescribeShareGroupOffsets: each share-partition's start offset (SPSO) and lag, several
+        groups in one request (one group: pass its id)."""
+        if isinstance(group_specs, str):
+            group_specs = {group_specs: ListShareGroupOffsetsSpec()}
+        groups = []
+        for g, spec in group_specs.items():
+            spec = spec or ListShareGroupOffsetsSpec()
+            topics = None
+            if spec.topic_partitions is not None:
+                by_topic: dict[str, list[int]] = {}
+                for tp in spec.topic_partitions:
+                    by_topic.setdefault(tp.topic, []).append(tp.partition)
+                topics = [{"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]
+            groups.append({"group_id": g, "topics": topics})
+        version = max(supported_versions("DescribeShareGroupOffsets"))
+        response = self.coordinator.handle(request("DescribeShareGroupOffsets", version, groups=groups))
+        futures: dict[str, KafkaFuture] = {}
+        for g in response.groups:
+            if g.error_code != ErrorCode.none:
+                futures[g.group_id] = KafkaFuture(error=KafkaException(g.error_code, g.error_message or f"group {g.group_id!r}"))
+                continue
+            out: dict[TopicPartition, SharePartitionOffsetInfo | None] = {}
+            error = None
+            for t in g.topics:
+                for p in t.partitions:
+                    if p.error_code != ErrorCode.none and error is None:
+                        error = KafkaException(p.error_code, f"group {g.group_id!r}, {t.topic_name}-{p.partition_index}")
+                    out[TopicPartition(t.topic_name, p.partition_index)] = (
+                        None if p.start_offset < 0 else
+                        SharePartitionOffsetInfo(p.start_offset, None if p.leader_epoch < 0 else p.leader_epoch,
+                                                 getattr(p, "lag", -1)))
+            futures[g.group_id] = KafkaFuture(error=error) if error is not None else KafkaFuture(out)
+        return ListShareGroupOffsetsResult(futures)
+
+    def alter_share_group_offsets(self, group_id: str, offsets: Mapping[TopicPartition, "int | OffsetAndMetadata"]
+                                  ) -> ErrorCode | dict[TopicPartition, ErrorCode]:
+        """AlterShareGroupOffsets: new start offsets (SPSO) for an empty group's share-partitions
+        (their in-flight records are discarded); NON_EMPTY_GROUP while it has members. Offsets are
+        Kafka's `Long`s or the draft KIP's `OffsetAndMetadata` (only its offset counts)."""
+        by_topic: dict[str, list[dict]] = {}
+        for tp, offset in offsets.items():
+            offset = offset.offset if isinstance(offset, OffsetAndMetadata) else offset
+            by_topic.setdefault(tp.topic, []).append({"partition_index": tp.partition, "start_offset": int(offset)})
+        response = self.coordinator.handle(request("AlterShareGroupOffsets", 0, group_id=group_id, topics=[
+            {"topic_name": t, "partitions": ps} for t, ps in by_topic.items()]))
+        if response.error_code != ErrorCode.none:
+            return response.error_code
+        return {TopicPartition(t.topic_name, p.partition_index): p.error_code
+                for t in response.responses for p in t.partitions}
+
+    def delete_share_group_offsets(self, group_id: str, topics: Iterable[str]) -> ErrorCode | dict[str, ErrorCode]:
+        """DeleteShareGroupOffsets: an empty group forgets whole topics (Kafka's Admin takes topic
+        names; the draft's `Set<TopicPartition>` is widened to the partitions' topics)."""
+        names = sorted({t.topic if isinstance(t, TopicPartition) else t for t in topics})
+        response = self.coordinator.handle(request("DeleteShareGroupOffsets", 0, group_id=group_id,
+                                                   topics=[{"topic_name": t} for t in names]))
+        if response.error_code != ErrorCode.none:
+            return response.error_code
+        return {t.topic_name: t.error_code for t in response.responses}
+
+    def reset_share_group_offsets(self, group_id: str, topics: Iterable[str | TopicPartition], *,
+                                  to_earliest: bool = False, to_latest: bool = False,
+                                  to_datetime: "int | str | None" = None, to_offset: int | None = None,
+                                  dry_run: bool = False) -> ErrorCode | dict[TopicPartition, int | ErrorCode]:
+        """`kafka-share-groups.sh --reset-offsets` (the KIP's tool): the new SPSO of each partition
+        from the log (earliest, latest, the first offset at or after a timestamp in ms, or a
+        given offset), then `alter_share_group_offsets` unless `dry_run` (which returns the offsets).
+        `to_datetime`: epoch milliseconds, or the tool's 'YYYY-MM-DDTHH:mm:SS.sss' (UTC unless an
+        offset is given)."""
+        if isinstance(to_datetime, str):
+            from datetime import datetime, timezone
+            when = datetime.fromisoformat(to_datetime)
+            when = when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+            to_datetime = int(when.timestamp() * 1000)
+        if sum(x for x in (to_earliest, to_latest, to_datetime is not None, to_offset is not None)) != 1:
+            raise ValueError("give exactly one of to_earliest, to_latest, to_datetime, to_offset")
+        cluster = self.coordinator.cluster
+        wanted: list[TopicPartition] = []
+        for t in topics:
+            if isinstance(t, TopicPartition):
+                wanted.append(t)
+            else:
+                wanted += [TopicPartition(t, p) for p in range(cluster.partitions(t))]
+        offsets: dict[TopicPartition, int] = {}
+        for tp in wanted:
+            offsets[tp] = self._reset_offset(tp, to_earliest, to_latest, to_datetime, to_offset)
+        if dry_run:
+            return offsets
+        return self.alter_share_group_offsets(group_id, offsets)
+
+    def _reset_offset(self, tp: TopicPartition, earliest: bool, latest: bool, timestamp: int | None,
+                      offset: int | None) -> int:
+        cluster = self.coordinator.cluster
+        start_of = getattr(cluster, "log_start_offset", None)
+        start = start_of(tp.topic, tp.partition) if start_of is not None else 0
+        end = cluster.end_offset(tp.topic, tp.partition)
+        if earliest:
+            return start
+        if latest:
+            return end
+        if offset is not None:
+            return min(max(offset, start), end)  # as the tool clamps to the log's range
+        lookup = getattr(cluster, "offset_for_timestamp", None)
+        if lookup is None:
+            raise ValueError("resetting to a timestamp needs the records' timestamps (Cluster.offset_for_timestamp)")
+        found = lookup(tp.topic, tp.partition, timestamp)
+        return end if found is None or found < 0 else found
 
 
 @dataclass(frozen=True)
@@ -322,12 +449,97 @@ class StreamsGroupDescription:
 
 
 @dataclass
-class DescribeStreamsGroupsResult:
-    futures: dict[str, KafkaFuture[StreamsGroupDescription]] = field(default_factory=dict)
+class DescribedGroups(Generic[T]):
+    """What a describe-groups Admin call returns: one future per group (Kafka's
+    `Describe...GroupsResult`)."""
 
-    def described_groups(self) -> dict[str, KafkaFuture[StreamsGroupDescription]]:
+    futures: dict[str, KafkaFuture[T]] = field(default_factory=dict)
+
+    def described_groups(self) -> dict[str, KafkaFuture[T]]:
         return dict(self.futures)
 
-    def all(self) -> KafkaFuture[dict[str, StreamsGroupDescription]]:
+    def all(self) -> KafkaFuture[dict[str, T]]:
         """Succeeds only if every group could be described; otherwise the first error."""
         return all_of(self.futures)
+
+
+class DescribeStreamsGroupsResult(DescribedGroups[StreamsGroupDescription]):
+    """KIP-1071's `DescribeStreamsGroupsResult`."""
+
+
+# ---------------------------------------------------------------------------------------
+# KIP-932 share groups
+
+@dataclass(frozen=True)
+class ListShareGroupOffsetsSpec:
+    """Which share-partitions to list: None lists every one with durable state."""
+
+    topic_partitions: list[TopicPartition] | None = None
+
+
+class SharePartitionOffsetInfo(NamedTuple):
+    """A share-partition's start offset (SPSO), leader epoch and lag (Kafka's `SharePartitionOffsetInfo`)."""
+
+    start_offset: int
+    leader_epoch: int | None
+    lag: int
+
+
+@dataclass
+class ListShareGroupOffsetsResult:
+    futures: dict[str, KafkaFuture] = field(default_factory=dict)
+
+    def partitions_to_offset_info(self, group_id: str) -> KafkaFuture:
+        """{TopicPartition: SharePartitionOffsetInfo or None (no start offset yet)}."""
+        return self.futures[group_id]
+
+    def partitions_to_offset_and_metadata(self, group_id: str) -> KafkaFuture:
+        """{TopicPartition: OffsetAndMetadata(start offset, leader epoch) or None}."""
+        f = self.futures[group_id]
+        if f.is_completed_exceptionally():
+            return f
+        return KafkaFuture({tp: None if i is None else OffsetAndMetadata(i.start_offset, i.leader_epoch, "")
+                            for tp, i in f.get().items()})
+
+    def all(self) -> KafkaFuture:
+        """Every group's offsets, or the first error."""
+        return all_of({g: self.partitions_to_offset_and_metadata(g) for g in self.futures})
+
+
+@dataclass(frozen=True)
+class ShareMemberDescription:
+    """Kafka's `ShareMemberDescription`."""
+
+    member_id: str
+    rack_id: str | None
+    client_id: str
+    host: str
+    member_epoch: int
+    subscribed_topic_names: list[str]
+    assignment: list[TopicPartition]
+
+
+@dataclass(frozen=True)
+class ShareGroupDescription:
+    """Kafka's `ShareGroupDescription`."""
+
+    group_id: str
+    members: list[ShareMemberDescription]
+    partition_assignor: str
+    group_state: str
+    group_epoch: int
+    target_assignment_epoch: int
+    authorized_operations: int | None
+
+    @classmethod
+    def of(cls, g: Any) -> "ShareGroupDescription":
+        members = [ShareMemberDescription(
+            m.member_id, m.rack_id, m.client_id, m.client_host, m.member_epoch, list(m.subscribed_topic_names),
+            [TopicPartition(t.topic_name, p) for t in m.assignment.topic_partitions for p in t.partitions])
+            for m in g.members]
+        return cls(g.group_id, members, g.assignor_name, g.group_state, g.group_epoch, g.assignment_epoch,
+                   None if g.authorized_operations == -2147483648 else g.authorized_operations)
+
+
+class DescribeShareGroupsResult(DescribedGroups[ShareGroupDescription]):
+    """Kafka's `DescribeShareGroupsResult`."""

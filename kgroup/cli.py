@@ -356,6 +356,12 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
         lines.append(f"  not ready: {d['status']}")
     if d.get("topics"):
         lines.append("  topics: " + ", ".join(f"{t['name']} ({t['partitions']} partitions)" for t in d["topics"]))
+    for key in ("initializing", "initialized"):  # share groups: share-partitions with durable state
+        if d.get(key):
+            lines.append(f"  share-partitions {key}: " + "  ".join(
+                f"{t}:{','.join(map(str, ps))}" for t, ps in sorted(d[key].items())))
+    if d.get("deleting"):
+        lines.append("  share-partitions deleting: " + ", ".join(d["deleting"]))
     members = d.get("members") or []
     if members:
         keys: list[str] = []

@@ -415,8 +415,11 @@ class Coordinator:
             expired, all_gone = self.offsets.expired_offsets(group_id, now)
             records += expired
             group = self.groups.get(group_id)
-            if all_gone and group is not None and group.is_empty():
-                records += group.tombstones()
+            if all_gone and group is not None and group.is_empty() and group.should_expire(self):
+                try:
+                    records += group.before_delete(self) + group.tombstones()
+                except KafkaError:
+                    pass  # kept until the next check (e.g. its share state could not be deleted)
         self._schedule_expiration()
         return Result(records=records)
 
@@ -537,7 +540,7 @@ def _delete_groups(c: Coordinator, req: Any, version: int) -> Result:
             if group is None:
                 raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
             group.validate_delete_group()
-            records += c.offsets.tombstones_for_group(group_id) + group.tombstones()
+            records += group.before_delete(c) + c.offsets.tombstones_for_group(group_id) + group.tombstones()
             results.append({"group_id": group_id, "error_code": ErrorCode.none})
         except KafkaError as e:
             results.append({"group_id": group_id, "error_code": e.code})

@@ -59,6 +59,13 @@ def hashset_capacity(n: int) -> int:
     return 1 << (wanted - 1).bit_length()
 
 
+def java_string_set_order(names: Iterable[str]) -> list[str]:
+    """A `new HashSet<>(collection)` of strings, as it iterates (how Kafka lists the names in
+    the records it builds from a set)."""
+    names = list(names)
+    return java_hash_order(names, java_string_hashcode, hashset_capacity(len(names)))
+
+
 def java_uuid_hash(u: "uuid.UUID") -> int:
     """Kafka's `Uuid.hashCode()`: the xor of both 64-bit halves, folded to 32 bits."""
     h = (u.int >> 64) ^ (u.int & 0xFFFFFFFFFFFFFFFF)

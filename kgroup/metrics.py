@@ -3,6 +3,7 @@ Metrics"):
 
 - `group-count` per protocol (classic, consumer, streams, share);
 - `streams-group-count` per state (empty, not_ready, assigning, reconciling, stable, dead);
+- `share-group-count` per state (empty, stable, dead: KIP-932 "Share group states");
 - `streams-group-rebalance-count` (group epoch bumps of Streams groups since this coordinator
   started or loaded its log) and `streams-group-rebalance-rate` (per second, over the last
   `RATE_WINDOW_MS`, as Kafka's meters use a 30-second window by default).
@@ -21,6 +22,7 @@ PREFIX = "kafka.server:type=group-coordinator-metrics"
 RATE_WINDOW_MS = 30_000
 PROTOCOLS = ("classic", "consumer", "streams", "share")
 STREAMS_STATES = ("empty", "not_ready", "assigning", "reconciling", "stable", "dead")
+SHARE_STATES = ("empty", "stable", "dead")
 _REBALANCES = "metrics.streams_rebalances"
 
 
@@ -44,6 +46,9 @@ def group_metrics(c: "Coordinator") -> dict[str, Any]:
     for state in STREAMS_STATES:
         out[f"{PREFIX},name=streams-group-count,state={state}"] = sum(
             1 for g in groups if str(g.type) == "streams" and _state_name(g.state) == state)
+    for state in SHARE_STATES:
+        out[f"{PREFIX},name=share-group-count,state={state}"] = sum(
+            1 for g in groups if str(g.type) == "share" and _state_name(g.state) == state)
     events = c.soft_state.get(_REBALANCES, deque())
     now = c.now()
     while events and events[0] < now - RATE_WINDOW_MS:

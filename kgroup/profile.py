@@ -43,6 +43,15 @@ class Profile:
     streams_static_leave_revokes_pending: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
+    #: Share: the simple assignor gives every member all partitions of its subscribed topics (kip)
+    #: vs Kafka's SimpleAssignor, which hashes members onto partitions and spreads the rest (kafka).
+    share_assign_all_partitions_to_all_members: bool
+    #: Share: only share-partitions whose durable state is initialised are assigned, so a joining
+    #: member gets its partitions on a later heartbeat (kafka) vs all subscribed ones at once (kip).
+    share_assign_initialized_only: bool
+    #: Share: a group EMPTY for offsets.retention.minutes goes DEAD and is deleted, share state
+    #: included (kip) vs Kafka's ShareGroup.shouldExpire() == false: only DeleteGroups deletes it.
+    share_empty_group_expires: bool
     #: Share: the SPEO is one past the last in-flight record, "SPEO=110" after fetching 100-109 (kip)
     #: vs Kafka's SharePartition.endOffset, the last in-flight offset (SPSO when none is in flight).
     share_speo_exclusive: bool
@@ -70,6 +79,9 @@ KIP = Profile(
     streams_online_migration=True,
     streams_static_leave_revokes_pending=True,
     share_archive_acquired_below_spso=True,
+    share_assign_all_partitions_to_all_members=True,
+    share_assign_initialized_only=False,
+    share_empty_group_expires=True,
     share_speo_exclusive=True,
     share_consumer_lock_duration=True,
     share_draft_defaults=True,
@@ -89,6 +101,9 @@ KAFKA = Profile(
     streams_online_migration=False,
     streams_static_leave_revokes_pending=False,
     share_archive_acquired_below_spso=False,
+    share_assign_all_partitions_to_all_members=False,
+    share_assign_initialized_only=True,
+    share_empty_group_expires=False,
     share_speo_exclusive=False,
     share_consumer_lock_duration=False,
     share_draft_defaults=False,

@@ -16,7 +16,7 @@ GROUP_TYPE_PACKAGES = (
     "kgroup.groups.classic",   # JoinGroup/SyncGroup/Heartbeat/LeaveGroup, KIP-345
     "kgroup.groups.consumer",  # KIP-848 ConsumerGroupHeartbeat
     "kgroup.groups.streams",   # KIP-1071 StreamsGroupHeartbeat
-    "kgroup.groups.share",     # KIP-932 share groups
+    "kgroup.groups.share",     # KIP-932 share groups: membership, admin APIs, ShareFetch/ShareAcknowledge
     "kgroup.groups.share.coordinator",  # KIP-932 share coordinator: APIs 83-87, __share_group_state
 )
 

@@ -70,6 +70,17 @@ class Group(ABC):
     def validate_delete_group(self) -> None:
         """Raise KafkaError (e.g. NON_EMPTY_GROUP) when the group may not be deleted."""
 
+    def should_expire(self, coordinator: Any) -> bool:
+        """Whether the periodic clean-up may delete this group once it is empty and has no
+        offsets left (Kafka's `Group.shouldExpire`)."""
+        return True
+
+    def before_delete(self, coordinator: Any) -> list:
+        """DeleteGroups, after `validate_delete_group`: work done before the tombstones and the
+        records it writes (raise KafkaError to keep the group). Share groups delete their
+        share-partition state here."""
+        return []
+
     def is_subscribed_to_topic(self, topic: str) -> bool:
         return False
 

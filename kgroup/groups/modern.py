@@ -62,6 +62,82 @@ def persisted_group(c: Any, group_id: str, create: bool, group_type: type, make:
     raise ReplayError(f"Group {group_id} is not a {group_type.type} group")
 
 
+def replay_target(c: Any, entry: Any, group_type: type, make: Any) -> tuple[Any, Any, Any]:
+    """A record's key, value and group for replay: the group is created by a value, never by
+    a tombstone (None when a tombstone finds no group)."""
+    key, value = entry.record.key, entry.record.value
+    return key, value, persisted_group(c, key.group_id, value is not None, group_type, make)
+
+
+def replay_group_tombstone(c: Any, group: "ModernGroup", group_id: str) -> None:
+    """The group-metadata tombstone: the group goes (DEAD) once its members and target
+    assignments were deleted first (Kafka's check in `replay(...GroupMetadataKey, null)`)."""
+    if group.members or group.target_assignment:
+        raise ReplayError(f"Received a tombstone record to delete group {group_id} but the group still "
+                          "has members or target assignments.")
+    group.deleted = True
+    del c.groups[group_id]
+
+
+def replay_target_epoch(group: "ModernGroup", group_id: str, value: Any) -> None:
+    """The target-assignment-metadata record: the assignment epoch (its tombstone: -1, allowed
+    only once no member has a target assignment left)."""
+    if value is None:
+        if group.target_assignment:
+            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
+                              f"{group_id} but members still have a target assignment.")
+        group.assignment_epoch = -1
+        return
+    group.assignment_epoch = value.assignment_epoch
+    timestamp = getattr(value, "assignment_timestamp", None)
+    if timestamp is not None:
+        group.assignment_timestamp = timestamp
+
+
+def member_tombstone_allowed(group: "ModernGroup", member_id: str, prefix: str) -> bool:
+    """Whether a member-metadata tombstone removes the member: it must be there, and its
+    current assignment (epoch -1) and target assignment must have been deleted before
+    (`prefix`: the record family, "ConsumerGroup" or "ShareGroup", for Kafka's message)."""
+    old = group.members.get(member_id)
+    if old is None:
+        return False
+    if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
+        raise ReplayError(f"Received a tombstone record to delete member {member_id} but did not receive "
+                          f"{prefix}CurrentMemberAssignmentValue tombstone.")
+    if member_id in group.target_assignment:
+        raise ReplayError(f"Received a tombstone record to delete member {member_id} but did not receive "
+                          f"{prefix}TargetAssignmentMetadataValue tombstone.")
+    return True
+
+
+def topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Any], with_epochs: bool = False) -> list:
+    """An assignment as the records' TopicPartitions structs, topics in Java `HashMap` order,
+    partitions ascending (with each partition's assignment epoch when `with_epochs`)."""
+    out = []
+    for tid in topic_order(assignment):
+        parts = sorted(assignment[tid])
+        if not parts:
+            continue
+        kw = {"topic_id": tid, "partitions": parts}
+        if with_epochs:
+            kw["assignment_epochs"] = [assignment[tid][p] for p in parts]
+        out.append(cls(**kw))
+    return out
+
+
+def described_assignment(c: Any, assignment: Mapping[uuid.UUID, Any]) -> dict:
+    """An assignment as the Describe APIs answer it: topic id, name and partitions; deleted
+    topics are left out, as Kafka's metadata-image lookup does."""
+    out = []
+    for tid in topic_order(assignment):
+        try:
+            name = c.cluster.topic_name(tid)
+        except KeyError:
+            continue
+        out.append({"topic_id": tid, "topic_name": name, "partitions": sorted(assignment[tid])})
+    return {"topic_partitions": out}
+
+
 class MemberState(enum.IntEnum):
     """Where a member is in its reconciliation (Kafka's `MemberState`, byte values as persisted)."""
 
@@ -195,6 +271,7 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["ReplayError", "persisted_group", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
+__all__ = ["ReplayError", "persisted_group", "replay_target", "replay_group_tombstone", "replay_target_epoch",
+           "member_tombstone_allowed", "topic_partitions", "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
            "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

@@ -18,9 +18,8 @@ from kgroup.groups.base import GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
                                   EpochAssignment, MemberState, ModernGroup, ModernGroupState,
-                                  partitions_of, topic_order)
-from kgroup.javaorder import hashset_capacity, java_hash_order, java_order
-from kgroup.log.partitioner import java_string_hashcode
+                                  partitions_of, topic_partitions)
+from kgroup.javaorder import java_order, java_string_set_order
 from kgroup import records as R
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
@@ -283,23 +282,6 @@ class ConsumerGroup(ModernGroup):
 # ---------------------------------------------------------------------------------------
 # Records (Kafka's GroupCoordinatorRecordHelpers for consumer groups)
 
-def _java_hashset_order(names: Iterable[str]) -> list[str]:
-    """A `new HashSet<>(collection)`'s iteration order (how Kafka lists names in its records)."""
-    names = list(names)
-    return java_hash_order(names, java_string_hashcode, hashset_capacity(len(names)))
-
-
-def _topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Any], with_epochs: bool = False) -> list:
-    out = []
-    for tid in topic_order(assignment):
-        parts = sorted(assignment[tid])
-        kw = {"topic_id": tid, "partitions": parts}
-        if with_epochs:
-            kw["assignment_epochs"] = [assignment[tid][p] for p in parts]
-        out.append(cls(**kw))
-    return out
-
-
 def group_epoch_record(group_id: str, epoch: int, metadata_hash: int) -> Any:
     return R.ConsumerGroupMetadata(R.ConsumerGroupMetadataKey(group_id=group_id),
                                    R.ConsumerGroupMetadataValue(epoch=epoch, metadata_hash=metadata_hash))
@@ -316,7 +298,7 @@ def member_record(group_id: str, m: ConsumerGroupMember) -> Any:
     return R.ConsumerGroupMemberMetadata(
         R.ConsumerGroupMemberMetadataKey(group_id=group_id, member_id=m.member_id),
         V(instance_id=m.instance_id, rack_id=m.rack_id, client_id=m.client_id, client_host=m.client_host,
-          subscribed_topic_names=_java_hashset_order(m.subscribed_topic_names),
+          subscribed_topic_names=java_string_set_order(m.subscribed_topic_names),
           subscribed_topic_regex=m.subscribed_topic_regex, rebalance_timeout_ms=m.rebalance_timeout_ms,
           server_assignor=m.server_assignor_name, classic_member_metadata=classic))
 
@@ -330,7 +312,7 @@ def target_member_record(group_id: str, member_id: str, assignment: Assignment) 
     V = R.ConsumerGroupTargetAssignmentMemberValue
     return R.ConsumerGroupTargetAssignmentMember(
         R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
-        V(topic_partitions=_topic_partitions(V.TopicPartition, assignment)))
+        V(topic_partitions=topic_partitions(V.TopicPartition, assignment)))
 
 
 def target_member_tombstone(group_id: str, member_id: str) -> Any:
@@ -349,8 +331,8 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
     return R.ConsumerGroupCurrentMemberAssignment(
         R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
         V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
-          assigned_partitions=_topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
-          partitions_pending_revocation=_topic_partitions(V.TopicPartitions, m.partitions_pending_revocation)))
+          assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
+          partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation)))
 
 
 def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
@@ -361,7 +343,7 @@ def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
 def regex_record(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Any:
     return R.ConsumerGroupRegularExpression(
         R.ConsumerGroupRegularExpressionKey(group_id=group_id, regular_expression=regex),
-        R.ConsumerGroupRegularExpressionValue(topics=_java_hashset_order(resolved.topics),
+        R.ConsumerGroupRegularExpressionValue(topics=java_string_set_order(resolved.topics),
                                               version=resolved.version, timestamp=resolved.timestamp))
 
 

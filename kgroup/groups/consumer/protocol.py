@@ -29,8 +29,8 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id, frozen,
-                                  topic_order)
+                                  METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
+                                  described_assignment, frozen, topic_order)
 from kgroup.javaorder import JavaHashMap
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -604,17 +604,6 @@ def schedule_rebalance_timeout(c: "Coordinator", group_id: str, member_id: str, 
 # ---------------------------------------------------------------------------------------
 # ConsumerGroupDescribe
 
-def _described_assignment(c: "Coordinator", assignment: Mapping[uuid.UUID, Any]) -> dict:
-    out = []
-    for tid in topic_order(assignment):
-        try:
-            name = c.cluster.topic_name(tid)
-        except KeyError:
-            continue  # deleted topics are left out, as Kafka's image lookup does
-        out.append({"topic_id": tid, "topic_name": name, "partitions": sorted(assignment[tid])})
-    return {"topic_partitions": out}
-
-
 def describe_group(c: "Coordinator", group_id: str) -> dict:
     base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
@@ -636,8 +625,8 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
                         "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                         "subscribed_topic_names": sorted(m.subscribed_topic_names),
                         "subscribed_topic_regex": m.subscribed_topic_regex,
-                        "assignment": _described_assignment(c, m.assigned_partitions),
-                        "target_assignment": _described_assignment(c, group.target_assignment.get(m.member_id, {})),
+                        "assignment": described_assignment(c, m.assigned_partitions),
+                        "target_assignment": described_assignment(c, group.target_assignment.get(m.member_id, {})),
                         "member_type": 0 if m.uses_classic_protocol else 1})
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch,

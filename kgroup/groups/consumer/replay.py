@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, ReplayError, frozen
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, frozen, member_tombstone_allowed, replay_group_tombstone,
+                                  replay_target, replay_target_epoch)
 from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.runtime import replays
 
@@ -23,8 +24,7 @@ def persisted_group(c: "Coordinator", group_id: str, create: bool) -> ConsumerGr
 
 def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, ConsumerGroup | None]:
     """The record's key and value, and its group (created by a value, never by a tombstone)."""
-    key, value = entry.record.key, entry.record.value
-    return key, value, persisted_group(c, key.group_id, value is not None)
+    return replay_target(c, entry, ConsumerGroup, lambda: ConsumerGroup(entry.record.key.group_id))
 
 
 @replays(R.ConsumerGroupMetadata)
@@ -33,11 +33,7 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
     if group is None:
         return
     if value is None:
-        if group.members or group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but the group still "
-                              "has members or target assignments.")
-        group.deleted = True
-        del c.groups[key.group_id]
+        replay_group_tombstone(c, group, key.group_id)
         return
     group.group_epoch = value.epoch
     group.metadata_hash = value.metadata_hash
@@ -60,34 +56,18 @@ def _member(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
     if group is None:
         return
-    old = group.members.get(key.member_id)
     if value is None:
-        if old is None:
-            return
-        if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
-            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
-                              "ConsumerGroupCurrentMemberAssignmentValue tombstone.")
-        if key.member_id in group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
-                              "ConsumerGroupTargetAssignmentMetadataValue tombstone.")
-        group.remove_member(key.member_id)
+        if member_tombstone_allowed(group, key.member_id, "ConsumerGroup"):
+            group.remove_member(key.member_id)
         return
-    group.update_member(member_from_value(key.member_id, old, value))
+    group.update_member(member_from_value(key.member_id, group.members.get(key.member_id), value))
 
 
 @replays(R.ConsumerGroupTargetAssignmentMetadata)
 def _target_epoch(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is None:
-        return
-    if value is None:
-        if group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
-                              f"{key.group_id} but members still have a target assignment.")
-        group.assignment_epoch = -1
-        return
-    group.assignment_epoch = value.assignment_epoch
-    group.assignment_timestamp = value.assignment_timestamp
+    if group is not None:
+        replay_target_epoch(group, key.group_id, value)
 
 
 @replays(R.ConsumerGroupTargetAssignmentMember)

@@ -13,4 +13,4 @@ Three parts share the work, as in Kafka, each in its own module:
 """
 from __future__ import annotations
 
-from kgroup.groups.share import fetch  # noqa: E402,F401  (registers ShareFetch/ShareAcknowledge)
+from . import fetch, offsets, protocol, replay  # noqa: E402,F401  (register handlers and replays)

@@ -1,0 +1,475 @@
+"""ShareGroupHeartbeat (76) and ShareGroupDescribe (77): KIP-932 membership on the coordinator.
+
+One heartbeat, as Kafka's `GroupMetadataManager.shareGroupHeartbeat` does it:
+
+1. create or update the member (a ShareGroupMemberMetadata record when it changed); a new
+   subscription, a new group, changed topic metadata (the *metadata hash*) or initialised
+   share-partitions the target does not cover yet bump the **group epoch** (ShareGroupMetadata);
+2. when the group epoch is ahead of the **assignment epoch**, the simple assignor computes a
+   new target assignment (records for changed members + the new epoch);
+3. the member takes its target at once (no fencing, no revocation: the KIP's "reconciliation
+   is very simple"): ShareGroupCurrentMemberAssignment with the new member epoch.
+
+Then the share-partitions the group subscribes to and that have no durable state yet are
+initialised in the share coordinator through the `Persister` (record 15: initializing, then
+initialized), as Kafka's `GroupCoordinatorService` does after the heartbeat's write.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssignorException, subscription_type_of
+from kgroup.assignors.simple import SimpleAssignor
+from kgroup.errors import ErrorCode, KafkaError
+from kgroup.group_configs import group_config
+from kgroup.groups.metadata_hash import metadata_hash
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
+                                  described_assignment, frozen, topic_order)
+from kgroup.javaorder import JavaHashMap
+from kgroup.runtime import Result, handles, on_loaded
+
+from . import group as G
+from .group import InitTopic, ShareGroup, ShareGroupMember, StatePartitionMetadata
+
+if TYPE_CHECKING:
+    from kgroup.coordinator import Coordinator
+
+SHARE_GROUP_HEARTBEAT = 76
+SHARE_GROUP_DESCRIBE = 77
+#: Kafka's `group.share.initialize.retry.interval.ms` default: share-partitions still
+#: "initializing" after this long are initialised again by the next heartbeat.
+INITIALIZE_RETRY_INTERVAL_MS = 30_000
+#: the persister in `Coordinator.soft_state` (see `persister`)
+PERSISTER_KEY = "share.persister"
+
+
+def session_key(group_id: str, member_id: str) -> str:
+    return f"share-session-{group_id}-{member_id}"
+
+
+# ---------------------------------------------------------------------------------------
+# The share coordinator, as the group coordinator reaches it
+
+def persister(c: "Coordinator") -> Any:
+    """The `Persister` the group coordinator initialises and deletes share state with.
+
+    `c.soft_state["share.persister"]` when set (tests and notebooks may put one there);
+    otherwise the share coordinator's `CoordinatorPersister(c)`, created once. None when
+    no share coordinator is available: durable state is then not initialised."""
+    p = c.soft_state.get(PERSISTER_KEY)
+    if p is None:
+        try:
+            from kgroup.groups.share.persister import CoordinatorPersister  # the share-coordinator part
+        except ImportError:
+            return None
+        p = c.soft_state[PERSISTER_KEY] = CoordinatorPersister(c)
+    return p
+
+
+# ---------------------------------------------------------------------------------------
+# Validation (GroupCoordinatorService.throwIfShareGroupHeartbeatRequestIsInvalid)
+
+def _blank(v: str | None) -> bool:
+    # Kafka's throwIfEmptyString: String.trim() strips every char <= U+0020
+    return v is not None and v.strip("".join(chr(i) for i in range(33))) == ""
+
+
+def validate_heartbeat(req: Any) -> None:
+    if _blank(req.member_id):
+        raise KafkaError(ErrorCode.invalid_request, "MemberId can't be empty.")
+    if _blank(req.group_id):
+        raise KafkaError(ErrorCode.invalid_request, "GroupId can't be empty.")
+    if _blank(req.rack_id):
+        raise KafkaError(ErrorCode.invalid_request, "RackId can't be empty.")
+    if req.member_epoch == 0:
+        if not req.subscribed_topic_names:
+            raise KafkaError(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
+    elif req.member_epoch < LEAVE_GROUP_MEMBER_EPOCH:
+        raise KafkaError(ErrorCode.invalid_request, "MemberEpoch is invalid.")
+
+
+# ---------------------------------------------------------------------------------------
+# ShareGroupHeartbeat
+
+def _error(e: KafkaError) -> dict:
+    return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None, "member_id": None,
+            "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
+
+
+@handles(SHARE_GROUP_HEARTBEAT)
+def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
+    try:
+        validate_heartbeat(req)
+        c.check_coordinator(req.group_id)
+        if req.member_epoch == LEAVE_GROUP_MEMBER_EPOCH:
+            return leave(c, req.group_id, req.member_id)
+        return heartbeat(c, req)
+    except KafkaError as e:
+        return Result(_error(e))
+
+
+def share_group(c: "Coordinator", group_id: str) -> ShareGroup:
+    """Kafka's `shareGroup(groupId)`: GROUP_ID_NOT_FOUND for a missing group or another type."""
+    group = c.groups.get(group_id)
+    if group is None:
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
+    if not isinstance(group, ShareGroup):
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
+    return group
+
+
+def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool) -> ShareGroup:
+    """Kafka's `getOrMaybeCreateShareGroup`: a new group lives only in the handler until its
+    records are replayed; any other group type is GROUP_ID_NOT_FOUND."""
+    group = c.groups.get(group_id)
+    if group is None:
+        if not create:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Share group {group_id} not found.")
+        return ShareGroup(group_id)
+    if not isinstance(group, ShareGroup):
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
+    return group
+
+
+def throw_if_full(c: "Coordinator", group: ShareGroup, member_id: str) -> None:
+    limit = c.config["group.share.max.size"]
+    if len(group.members) >= limit and (not member_id or member_id not in group.members):
+        raise KafkaError(ErrorCode.group_max_size_reached,
+                         f"The share group has reached its maximum capacity of {limit} members.")
+
+
+def check_member_epoch(member: ShareGroupMember, received: int) -> None:
+    """Kafka's `throwIfShareGroupMemberEpochIsInvalid`: the member's epoch, or its previous one
+    (the response that moved it may have been lost)."""
+    if received > member.member_epoch:
+        raise KafkaError(ErrorCode.fenced_member_epoch,
+                         f"The share group member has a greater member epoch ({received}) than the one known by the "
+                         f"group coordinator ({member.member_epoch}). The member must abandon all its partitions "
+                         "and rejoin.")
+    if received < member.member_epoch and received != member.previous_member_epoch:
+        raise KafkaError(ErrorCode.fenced_member_epoch,
+                         f"The share group member has a smaller member epoch ({received}) than the one known by the "
+                         f"group coordinator ({member.member_epoch}), and it does not match the previous member epoch "
+                         f"({member.previous_member_epoch}). The member must abandon all its partitions and rejoin.")
+
+
+def get_or_maybe_subscribe_member(group: ShareGroup, member_id: str, epoch: int, create: bool) -> ShareGroupMember:
+    member = group.members.get(member_id)
+    if member is None:
+        if not create:
+            raise KafkaError(ErrorCode.unknown_member_id,
+                             f"Member {member_id} is not a member of group {group.group_id}.")
+        member = ShareGroupMember(member_id)
+    check_member_epoch(member, epoch)
+    return member
+
+
+def _with(members: Mapping[str, ShareGroupMember], updated: ShareGroupMember | None = None,
+          removed: str | None = None) -> dict[str, ShareGroupMember]:
+    out = dict(members)
+    if removed is not None:
+        out.pop(removed, None)
+    if updated is not None:
+        out[updated.member_id] = updated
+    return out
+
+
+def topic_ids(c: "Coordinator", names: Iterable[str]) -> frozenset[uuid.UUID]:
+    """Ids of the named topics that exist (unknown topics are left out, as Kafka's image does)."""
+    return frozenset(c.cluster.topic_id(n) for n in names if n in c.cluster)
+
+
+def initialized_assignment_pending(c: "Coordinator", group: ShareGroup) -> bool:
+    """Kafka's `initializedAssignmentPending`: some subscribed topic has initialised
+    share-partitions the target assignment does not cover exactly (the assignor only hands
+    out initialised share-partitions under Kafka, so a new assignment is due)."""
+    if not c.profile.share_assign_initialized_only or not group.members:
+        return False
+    initialized = group.state_metadata.initialized
+    names = group.subscribed_topic_names()
+    if not initialized or not names:
+        return False
+    assigned: dict[uuid.UUID, set[int]] = {}
+    for a in group.target_assignment.values():
+        for t, ps in a.items():
+            assigned.setdefault(t, set()).update(ps)
+    for tid, info in initialized.items():
+        if info.name in names and assigned.get(tid) != set(info.partitions):
+            return True
+    return False
+
+
+class _Describer:
+    """The topics as the share assignor sees them; `assignable_partitions` limits it to the
+    initialised share-partitions under Kafka (`withTopicAssignablePartitionsMap`)."""
+
+    def __init__(self, c: "Coordinator", group: ShareGroup) -> None:
+        self.c = c
+        self.initialized = group.state_metadata.partitions("initialized")
+        if not c.profile.share_assign_initialized_only:
+            self.assignable_partitions = None  # type: ignore[assignment]
+
+    def num_partitions(self, topic_id: uuid.UUID) -> int:
+        try:
+            return self.c.cluster.topic(self.c.cluster.topic_name(topic_id)).partitions
+        except KeyError:
+            return -1
+
+    def racks_for_partition(self, topic_id: uuid.UUID, partition: int) -> set[str]:
+        return set()
+
+    def assignable_partitions(self, topic_id: uuid.UUID) -> frozenset[int]:
+        return self.initialized.get(topic_id, frozenset())
+
+
+def update_target_assignment(c: "Coordinator", group: ShareGroup, members: Mapping[str, ShareGroupMember],
+                             group_epoch: int, records: list) -> dict[str, Assignment]:
+    """A new target assignment from the simple assignor: records for the members whose target
+    changed, then the new assignment epoch (Kafka's `ShareTargetAssignmentBuilder`)."""
+    assignor = SimpleAssignor(all_partitions=c.profile.share_assign_all_partitions_to_all_members)
+    ordered = JavaHashMap((mid, None) for mid in members)  # Kafka's HashMap order of member specs
+    specs = {mid: MemberSubscription(topic_ids(c, members[mid].subscribed_topic_names), members[mid].rack_id)
+             for mid in ordered}
+    current = {mid: group.target_assignment.get(mid, {}) for mid in specs}
+    spec = GroupSpec(specs, subscription_type_of(specs), current)
+    try:
+        new = assignor.assign(spec, _Describer(c, group)) if specs else {}
+    except PartitionAssignorException as e:
+        raise KafkaError(ErrorCode.unknown_server_error,
+                         f"Failed to compute a new target assignment for epoch {group_epoch}: {e}") from None
+    out: dict[str, Assignment] = {}
+    for mid in specs:
+        assignment = frozen(new.get(mid, {}))
+        out[mid] = assignment
+        if mid not in group.target_assignment or assignment != frozen(group.target_assignment[mid]):
+            records.append(G.target_member_record(group.group_id, mid, assignment))
+    records.append(G.target_epoch_record(group.group_id, group_epoch))
+    return out
+
+
+def heartbeat(c: "Coordinator", req: Any) -> Result:
+    """A regular heartbeat (join, keep-alive, take the new assignment)."""
+    now = c.now()
+    records: list = []
+    group_id, member_id, epoch = req.group_id, req.member_id, req.member_epoch
+    create = epoch == 0
+    group = get_or_maybe_create_group(c, group_id, create)
+    throw_if_full(c, group, member_id)
+    member = get_or_maybe_subscribe_member(group, member_id, epoch, create)
+
+    names = req.subscribed_topic_names
+    updated = member.replace(rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+                             subscribed_topic_names=frozenset(names) if names is not None
+                             else member.subscribed_topic_names,
+                             client_id=c.request_context.client_id, client_host=c.request_context.client_host)
+    names_changed = False
+    if updated != member:
+        records.append(G.member_record(group_id, updated))
+        names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
+    bump = names_changed or initialized_assignment_pending(c, group)
+    members = _with(group.members, updated)
+
+    group_epoch = group.group_epoch
+    subscribed = group.subscribed_topic_names()
+    if bump or group.has_metadata_expired(now, c.cluster.metadata_version):
+        subscribed = group.subscribed_topic_names(members)
+        new_hash = metadata_hash(subscribed, c.cluster)
+        if new_hash != group.metadata_hash:
+            bump = True
+        if bump:
+            group_epoch += 1
+            records.append(G.group_epoch_record(group_id, group_epoch, new_hash))
+        group.set_metadata_refresh_deadline(now + METADATA_REFRESH_INTERVAL_MS, group_epoch, c.cluster.metadata_version)
+        if group.has_partition_metadata_record:
+            records.append(G.partition_metadata_tombstone(group_id))  # obsolete record 9
+
+    if group_epoch > group.assignment_epoch:
+        target = update_target_assignment(c, group, members, group_epoch, records).get(member_id, {})
+        target_epoch = group_epoch
+    else:
+        target_epoch = group.assignment_epoch
+        target = group.target_assignment.get(member_id, {})
+
+    # The member takes its target at once (Kafka's ShareGroupAssignmentBuilder).
+    current = updated
+    if bump or not updated.is_reconciled_to(target_epoch):
+        current = updated.replace(member_epoch=target_epoch, previous_member_epoch=updated.member_epoch,
+                                  state=MemberState.STABLE, assigned_partitions=dict(target))
+        if current != updated:
+            records.append(G.current_assignment_record(group_id, current))
+
+    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "share.session.timeout.ms"))
+    response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
+                "member_id": current.member_id, "member_epoch": current.member_epoch,
+                "heartbeat_interval": group_config(c, group_id, "share.heartbeat.interval.ms"), "assignment": None}
+    if epoch == 0 or names is not None or frozen(current.assigned_partitions) != frozen(member.assigned_partitions):
+        response["assignment"] = {"topic_partitions": [
+            {"topic_id": t, "partitions": sorted(current.assigned_partitions[t])}
+            for t in topic_order(current.assigned_partitions)]}
+    to_init = subscribed_topics_change_map(c, group, subscribed)
+    follow_up = []
+    if to_init:
+        records.append(G.state_metadata_record(group_id, _add_initializing(group.state_metadata, to_init)))
+        follow_up.append(lambda: initialize_share_state(c, group_id, group_epoch, to_init))
+    return Result(response, records, then=follow_up)
+
+
+# ---------------------------------------------------------------------------------------
+# Durable share-partition state (record 15 + the persister)
+
+def subscribed_topics_change_map(c: "Coordinator", group: ShareGroup, names: Iterable[str]) -> dict[uuid.UUID, InitTopic]:
+    """Kafka's `subscribedTopicsChangeMap`: subscribed share-partitions neither initialised nor
+    initialising (recently), by topic."""
+    now = c.now()
+    sm = group.state_metadata
+    known: dict[uuid.UUID, set[int]] = {t: set(v.partitions) for t, v in sm.initialized.items()}
+    for t, v in sm.initializing.items():
+        if now - v.timestamp < INITIALIZE_RETRY_INTERVAL_MS:
+            known.setdefault(t, set()).update(v.partitions)
+    out: dict[uuid.UUID, InitTopic] = {}
+    for name in sorted(names):
+        if name not in c.cluster:
+            continue
+        topic = c.cluster.topic(name)
+        have = known.get(topic.topic_id, set())
+        missing = frozenset(p for p in range(topic.partitions) if p not in have)
+        if missing:
+            out[topic.topic_id] = InitTopic(name, missing, now)
+    return out
+
+
+def _merge(a: Mapping[uuid.UUID, InitTopic], b: Mapping[uuid.UUID, InitTopic]) -> dict[uuid.UUID, InitTopic]:
+    """Kafka's `combineInitMaps`: partitions united, name and timestamp from `b` where it has the topic."""
+    out = dict(a)
+    for t, v in b.items():
+        old = out.get(t)
+        out[t] = InitTopic(v.name, v.partitions | (old.partitions if old else frozenset()), v.timestamp)
+    return out
+
+
+def _add_initializing(sm: StatePartitionMetadata, topics: Mapping[uuid.UUID, InitTopic]) -> StatePartitionMetadata:
+    """Kafka's `addInitializingTopicsRecords`: an initialising topic is no longer being deleted."""
+    return StatePartitionMetadata(_merge(sm.initializing, topics), dict(sm.initialized),
+                                  {t: n for t, n in sm.deleting.items() if t not in topics})
+
+
+def _subtract(topics: Mapping[uuid.UUID, InitTopic], done: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, InitTopic]:
+    out = {}
+    for t, v in topics.items():
+        left = v.partitions - frozenset(done.get(t, ()))
+        if left:
+            out[t] = InitTopic(v.name, left, v.timestamp)
+    return out
+
+
+def initialize_share_state(c: "Coordinator", group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, InitTopic],
+                           start_offsets: Mapping[tuple[uuid.UUID, int], int] | None = None,
+                           codes: dict[tuple[uuid.UUID, int], ErrorCode] | None = None) -> Result | None:
+    """InitializeShareGroupState for the share-partitions, then record 15: the ones that
+    succeeded move from initializing to initialized (Kafka's `initializeShareGroupState`),
+    the ones that failed leave initializing (`uninitializeShareGroupState`). Each answer is
+    put in `codes` when given."""
+    p = persister(c)
+    group = c.groups.get(group_id)
+    if p is None or not isinstance(group, ShareGroup):
+        return None
+    ok: dict[uuid.UUID, set[int]] = {}
+    failed: dict[uuid.UUID, set[int]] = {}
+    for tid in topic_order(topics):
+        for part in sorted(topics[tid].partitions):
+            offset = -1 if start_offsets is None else start_offsets.get((tid, part), -1)
+            code = p.initialize_state(group_id, tid, part, state_epoch, offset)
+            if codes is not None:
+                codes[(tid, part)] = code
+            (ok if code == ErrorCode.none else failed).setdefault(tid, set()).add(part)
+    sm = group.state_metadata
+    done = {t: InitTopic(topics[t].name, frozenset(ps), topics[t].timestamp) for t, ps in ok.items()}
+    new = StatePartitionMetadata(_subtract(_subtract(sm.initializing, ok), failed), _merge(sm.initialized, done),
+                                 {t: n for t, n in sm.deleting.items() if t not in ok})
+    if new == sm:
+        return None
+    return Result(records=[G.state_metadata_record(group_id, new)])
+
+
+# ---------------------------------------------------------------------------------------
+# Leaving and fencing
+
+def leave(c: "Coordinator", group_id: str, member_id: str) -> Result:
+    """Kafka's `shareGroupLeave`: the member goes and the group epoch moves."""
+    group = share_group(c, group_id)
+    member = group.members.get(member_id)
+    if member is None:
+        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {group_id}.")
+    response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
+                "member_epoch": LEAVE_GROUP_MEMBER_EPOCH, "heartbeat_interval": 0, "assignment": None}
+    return fence_member(c, group, member, response)
+
+
+def fence_member(c: "Coordinator", group: ShareGroup, member: ShareGroupMember, response: Any) -> Result:
+    """Kafka's `shareGroupFenceMember`: tombstones (current, target, subscription) and an epoch bump."""
+    g = group.group_id
+    records = [G.current_assignment_tombstone(g, member.member_id), G.target_member_tombstone(g, member.member_id),
+               G.member_tombstone(g, member.member_id)]
+    new_hash = metadata_hash(group.subscribed_topic_names(_with(group.members, removed=member.member_id)), c.cluster)
+    records.append(G.group_epoch_record(g, group.group_epoch + 1, new_hash))
+    c.timers.cancel(session_key(g, member.member_id))
+    return Result(response, records)
+
+
+def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str) -> Result | None:
+    """A session timeout: nothing when the group or member is already gone."""
+    group = c.groups.get(group_id)
+    if not isinstance(group, ShareGroup) or member_id not in group.members:
+        return None
+    return fence_member(c, group, group.members[member_id], None)
+
+
+def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
+    c.timers.schedule(session_key(group_id, member_id), c.now() + timeout_ms,
+                      lambda: fence_member_by_id(c, group_id, member_id))
+
+
+# ---------------------------------------------------------------------------------------
+# ShareGroupDescribe
+
+def describe_group(c: "Coordinator", group_id: str) -> dict:
+    base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
+            "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+            "authorized_operations": -2147483648}
+    try:
+        if not group_id:
+            raise KafkaError(ErrorCode.invalid_group_id, None)
+        c.check_coordinator(group_id)
+        group = share_group(c, group_id)
+    except KafkaError as e:
+        return {**base, "error_code": e.code, "error_message": e.message or None}
+    members = [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
+                "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                "assignment": described_assignment(c, m.assigned_partitions)}
+               for m in group.members.values()]
+    return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
+            "assignment_epoch": group.assignment_epoch, "assignor_name": SimpleAssignor.name, "members": members}
+
+
+@handles(SHARE_GROUP_DESCRIBE)
+def share_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in req.group_ids]})
+
+
+# ---------------------------------------------------------------------------------------
+# After a reload (Kafka's onLoaded, share part): every member gets a fresh session.
+
+@on_loaded
+def _after_load(c: "Coordinator") -> None:
+    for group in list(c.groups.values()):
+        if isinstance(group, ShareGroup) and c.partition_for(group.group_id) in c.hosted_partitions:
+            for m in group.members.values():
+                schedule_session_timeout(c, group.group_id, m.member_id,
+                                         group_config(c, group.group_id, "share.session.timeout.ms"))
+
+
+__all__ = ["share_group_heartbeat", "share_group_describe", "describe_group", "heartbeat", "leave", "share_group",
+           "session_key", "validate_heartbeat", "persister", "initialize_share_state", "PERSISTER_KEY"]
