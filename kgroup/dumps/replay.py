@@ -492,29 +492,37 @@ def _topic_id(text: Any) -> uuid.UUID | None:
 
 
 def _name_topics(d: dict[str, Any], cluster: Any) -> None:
-    """Members' partitions keyed by topic id (KIP-848, share groups) keyed by name where the
+    """Members' partitions keyed by topic id (KIP-848, share groups), and a share group's
+    initialized/initializing share-partitions, keyed by name where the
     cluster knows the id; `topics` (name, id, partitions) for every topic the group refers to;
     `unnamed_topic_ids` for ids the cluster does not know (no metadata log, or a deleted topic)."""
     named: dict[str, Any] = {}
     unnamed: set[str] = set()
+
+    def by_name(v: Any) -> Any:
+        if not isinstance(v, dict) or not v:
+            return v
+        ids = [(key, _topic_id(key)) for key in v]
+        if not all(tid is not None for _, tid in ids):
+            return v
+        out = {}
+        for key, tid in ids:
+            try:
+                name = cluster.topic_name(tid)
+            except KeyError:
+                unnamed.add(key)
+                out[key] = v[key]
+            else:
+                named[name] = tid
+                out[name] = v[key]
+        return out
+
+    for key in ("initialized", "initializing"):  # share groups: share-partitions with durable state
+        if key in d:
+            d[key] = by_name(d[key])
     for m in d.get("members") or []:
         for k, v in list(m.items()):
-            if not isinstance(v, dict) or not v:
-                continue
-            ids = [(key, _topic_id(key)) for key in v]
-            if not all(tid is not None for _, tid in ids):
-                continue
-            out = {}
-            for key, tid in ids:
-                try:
-                    name = cluster.topic_name(tid)
-                except KeyError:
-                    unnamed.add(key)
-                    out[key] = v[key]
-                else:
-                    named[name] = tid
-                    out[name] = v[key]
-            m[k] = out
+            m[k] = by_name(v)
         for name in m.get("subscribed_topic_names") or []:
             if name in cluster:
                 named[name] = cluster.topic_id(name)
