@@ -3,15 +3,18 @@
     from kgroup.clients import ClassicConsumer, ConsumerConfig, Simulation, rolling_restart
     from kgroup.clients import ConsumerGroupConsumer          # KIP-848 (group.protocol=consumer)
     from kgroup.clients import StreamsApplication, StreamsConfig, TopologyBuilder   # KIP-1071
+    from kgroup.clients import ShareConsumer, AcknowledgeType                       # KIP-932
 """
 from kgroup.clients.classic import ClassicConsumer, ConsumerConfig, MemberState, RebalanceEvent
 from kgroup.clients.consumer import (ConsumerGroupConsumer, ConsumerMemberState, GroupConsumerConfig, HeartbeatExchange,
                                      RebalanceListener)
 from kgroup.clients.driver import Simulation, rolling_restart, rolling_upgrade
+from kgroup.clients.share import AcknowledgeType, ShareConsumer, ShareMemberState, ShareRecord
 from kgroup.clients.streams import StateDirectory, StreamsApplication, StreamsConfig, StreamsMemberState, StreamThread
 from kgroup.clients.streams_topology import TopologyBuilder
 
 __all__ = ["ClassicConsumer", "ConsumerConfig", "MemberState", "RebalanceEvent", "Simulation", "rolling_restart",
            "ConsumerGroupConsumer", "ConsumerMemberState", "GroupConsumerConfig", "HeartbeatExchange",
            "RebalanceListener", "rolling_upgrade", "StreamsApplication", "StreamThread", "StreamsConfig",
-           "StreamsMemberState", "StateDirectory", "TopologyBuilder"]
+           "StreamsMemberState", "StateDirectory", "TopologyBuilder", "ShareConsumer", "AcknowledgeType",
+           "ShareMemberState", "ShareRecord"]
