@@ -9,8 +9,10 @@ a run gives byte-identical files every time. For a sample `<name>` it writes:
 
 - `<name>/__consumer_offsets-<p>/00000000000000000000.log` (+ `.index`, `.timeindex`): the
   segments, as a broker's log dir holds them (`Coordinator.log.write`);
+- `<name>/__share_group_state-<p>/...`: the same for the share coordinator's records, if any;
 - `<name>.dump-log.txt`: what `kafka-dump-log.sh --offsets-decoder --files <those .log files>`
-  prints (Kafka 3.8+ form), run from this folder;
+  prints (Kafka 3.8+ form; `--share-group-state-decoder` for `__share_group_state`), run from
+  this folder;
 - `<name>.console.jsonl`: what `kafka-console-consumer.sh --formatter ...` prints with the
   newest formatter (one JSON object per record, one per line; the default read_uncommitted
   isolation, so aborted transactional records are printed too, and markers are not).
@@ -36,6 +38,7 @@ from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsum
                             StreamsApplication, StreamsConfig, TopologyBuilder, rolling_restart)
 from kgroup.dumps import read_dump, render_dump_log, render_jsonl  # noqa: E402
 from kgroup.dumps.metadata import write_cluster_metadata  # noqa: E402
+from kgroup.groups.share.persister import CoordinatorPersister, DeliveryState, StateBatch  # noqa: E402
 from kgroup.protocol import request  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -206,6 +209,7 @@ def write_sample(s: Scenario, out: Path) -> list[Path]:
         if "__consumer_offsets" not in cluster:
             cluster.create_topic("__consumer_offsets", c.num_partitions)
         write_cluster_metadata(cluster, target, in_snapshot=[*TOPICS, "__consumer_offsets"], timestamp=c.now())
+    c.share_state_log.write(target)  # the share coordinator's records, if any
     entries = list(read_dump(target))
     for e in entries:  # shown as kafka-dump-log shows paths given relative to `out`
         e.source = Path(e.source).relative_to(out).as_posix()
@@ -270,6 +274,50 @@ def kip848_log_dir() -> Coordinator:
     # the high watermarks a broker would have checkpointed: a little ahead of the commits
     for tp, oam in sorted(c.offsets.store.group_offsets("billing-app").items()):
         c.cluster.set_end_offset(tp[0], tp[1], oam.offset + 5 * (tp[1] + 1))
+    return c
+
+
+@scenario("share-state", "the share coordinator's __share_group_state: the KIP-932 durable-state example "
+                         "(SPSO 100 -> 120) for queue-app's orders-0 through Read/WriteShareGroupState, "
+                         "a snapshot after every 3 updates, orders-1 reset by an admin (state epoch 1), "
+                         "and a share-partition deleted")
+def share_state() -> Coordinator:
+    c = coordinator(**{"share.coordinator.snapshot.update.records.per.snapshot": 3})
+    p = CoordinatorPersister(c)
+    orders, payments = c.cluster.topic_id("orders"), c.cluster.topic_id("payments")
+    ack, avail = DeliveryState.ACKNOWLEDGED, DeliveryState.AVAILABLE
+
+    def ok(code) -> None:
+        _check([code], "share coordinator request")
+
+    def write(partition: int, start: int, *batches: tuple, state_epoch: int = 0) -> None:
+        c.advance(1_000)
+        ok(p.write_state("queue-app", orders, partition, state_epoch, 1, start,
+                         tuple(StateBatch(*b) for b in batches)))
+
+    # the group coordinator initialises the share-partitions it assigns
+    ok(p.initialize_state("queue-app", orders, 0, 0, 100))
+    ok(p.initialize_state("queue-app", orders, 1, 0, 0))
+    ok(p.initialize_state("audit-queue", payments, 0, 0, 0))
+    c.advance(500)
+    for part in (0, 1):  # the share-partition leaders (leader epoch 1) load their state
+        assert p.read_state("queue-app", orders, part, leader_epoch=1).error_code.value == 0
+    # the KIP's example on orders-0 (acquisitions are not durable: only these writes happen)
+    write(0, 110, (100, 109, ack, 1))       # acknowledge 100-109: SPSO=110
+    write(0, -1, (110, 110, avail, 1))      # release 110
+    write(0, -1, (119, 119, ack, 1))        # acknowledge 119
+    write(0, -1, (111, 112, avail, 1))      # lock timeout 111, 112
+    write(0, -1, (113, 118, ack, 1))        # acknowledge 113-118
+    write(0, 111, (110, 110, ack, 2))       # acknowledge 110: SPSO=111
+    write(0, 120, (111, 112, ack, 2))       # acknowledge 111, 112: SPSO=120
+    # orders-1: some progress, then an admin resets it (AlterShareGroupOffsets): state epoch 1
+    write(1, -1, (0, 4, ack, 1), (5, 5, DeliveryState.ARCHIVED, 5))
+    c.advance(60_000)
+    ok(p.initialize_state("queue-app", orders, 1, 1, 50))
+    write(1, -1, (50, 59, ack, 1), state_epoch=1)
+    # audit-queue's share-partition goes away (its offsets were deleted)
+    c.advance(1_000)
+    ok(p.delete_state("audit-queue", payments, 0))
     return c
 
 

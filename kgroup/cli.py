@@ -2,7 +2,7 @@
 
     kgroup dump decode PATH... [--format jsonl|dump-log]
     kgroup dump stats PATH... [--json]
-    kgroup dump describe PATH... [--group G] [--at TIME|offset:N] [--json]
+    kgroup dump describe PATH... [--group G] [--at TIME|offset:N] [--topic T] [--json]
     kgroup dump to-parquet PATH... --out DIR [--master URL] [--end-offsets CSV] [--views NAME...]
 
 Records go to stdout, everything else (problems, warnings, progress bars) to stderr, so the
@@ -22,7 +22,8 @@ from typing import Any, TextIO
 
 from kgroup.dumps import DumpEntry, DumpError, DumpReport, read_dump, render_dump_log, render_jsonl
 from kgroup.dumps.metadata import find_cluster_metadata, read_cluster_metadata
-from kgroup.dumps.replay import describe_groups, format_ms, group_of, replay, to_epoch_ms
+from kgroup.dumps.replay import (describe_groups, describe_share_partitions, format_ms, group_of, replay,
+                                 to_epoch_ms)
 from kgroup.errors import ConfigError
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
@@ -103,8 +104,14 @@ then its segments), or --metadata points at one, the cluster is built from it: g
 topic names and partition counts, offsets.topic.num.partitions comes from it, and the log dir's
 replication-offset-checkpoint (high watermarks) adds each committed offset's lag.
 
+__share_group_state records (the share coordinator's, KIP-932) are replayed into kgroup's
+share coordinator: every share-partition is shown with its SPSO, epochs and state batches, and
+its state as the line `kafka-dump-log.sh --share-group-state-decoder` prints for a ShareSnapshot
+holding it. share.coordinator.state.topic.num.partitions is inferred the same way.
+
 examples:
   kgroup dump describe data/samples/transactions
+  kgroup dump describe data/samples/share-state --at offset:6
   kgroup dump describe data/samples/static-rolling-restart --group orders-app --at 2024-06-10T06:13:30Z
   kgroup dump describe data/samples/transactions --at offset:4 --json
 """
@@ -403,20 +410,22 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         kw["metadata"] = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        c = replay(paths, report=report, progress=_progress(args), num_partitions=args.partitions, **kw)
+        c = replay(paths, topic=args.topic, report=report, progress=_progress(args), num_partitions=args.partitions,
+                   **kw)
     problems.flush()
     for w in caught:
         err.write(f"kgroup: warning: {w.message}\n")
     stats = c.replay_stats
     groups = describe_groups(c, args.group)
+    shares = describe_share_partitions(c, args.group)
     status = problems.finish("replayed")
-    if args.group is not None and not groups:
+    if args.group is not None and not groups and not shares:
         known = ", ".join(d["group_id"] for d in describe_groups(c)) or "none"
         when = "" if args.at is None else f" {stats.cut_text()}"
         err.write(f"kgroup: group {args.group!r} is not in the dump{when} (groups there: {known})\n")
         status = EXIT_PROBLEMS
     if args.json:
-        _json({"replay": stats.as_dict(), "clock": c.now(), "groups": groups,
+        _json({"replay": stats.as_dict(), "clock": c.now(), "groups": groups, "share_partitions": shares,
                "problems": [str(p) for p in report.problems]}, out)
         return status
     replayed = stats.records - sum(stats.unreplayed.values())
@@ -431,6 +440,10 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append("topics are shown by id: the dump holds no cluster metadata. Add the broker's metadata log "
                      "(its log dir, or --metadata <log dir>/__cluster_metadata-0) to see names, partition counts "
                      "and lag")
+    if stats.share_num_partitions is not None:
+        lines.append(f"{SHARE_GROUP_STATE}: replayed {stats.share_records} records; "
+                     f"share.coordinator.state.topic.num.partitions: {stats.share_num_partitions} "
+                     f"({stats.share_num_partitions_reason})")
     if stats.after_cut:
         lines.append(f"left out after the cut: {stats.after_cut} entries")
     not_fed = {**{why: n for why, n in stats.skipped.items() if not why.startswith("records of unknown type ")},
@@ -448,8 +461,33 @@ def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if i:
             lines.append("")
         lines += _describe_text(d)
+    if stats.share_num_partitions is not None:
+        lines += ["", f"share-partitions ({len(shares)})" + (":" if shares else ": none")]
+        for d in shares:
+            lines += _share_partition_text(d)
     out.write("\n".join(lines) + "\n")
     return status
+
+
+def _share_partition_text(d: dict[str, Any]) -> list[str]:
+    """One share-partition's durable state; its last line is the state as
+    `kafka-dump-log.sh --share-group-state-decoder` prints a ShareSnapshot holding it."""
+    topic = d["topic_id"] + (f" ({d['topic']})" if d["topic"] else "")
+    lines = [f"  {d['group_id']}  topic {topic}  partition {d['partition']}  on {SHARE_GROUP_STATE}-"
+             f"{d['state_partition']}",
+             f"    SPSO {d['start_offset']}  state epoch {d['state_epoch']}  leader epoch {d['leader_epoch']}  "
+             f"snapshot epoch {d['snapshot_epoch']}  written {format_ms(d['write_timestamp'])}"
+             + (f"  delivery complete count {d['delivery_complete_count']}"
+                if d["delivery_complete_count"] != -1 else "")]
+    batches = d["state_batches"]
+    if batches:
+        lines.append("    state batches: " + ", ".join(
+            f"{b['first_offset']}-{b['last_offset']} {b['delivery_state']} (delivery count {b['delivery_count']})"
+            for b in batches))
+    else:
+        lines.append("    state batches: none")
+    lines.append(f"    key: {d['key']} payload: {d['payload']}")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,9 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("describe", help="replay a dump and show each group as it was",
                        formatter_class=_formatter, epilog=_DESCRIBE_EPILOG,
                        description="Replay a dump (up to --at) through kgroup's coordinator and show every\n"
-                                   "group: type, state, epoch, members, committed and pending offsets.")
-    common(p, topic=False)
-    p.add_argument("--group", metavar="G", help="only this group")
+                                   "group: type, state, epoch, members, committed and pending offsets; and\n"
+                                   "every share-partition's durable state from __share_group_state.")
+    common(p)
+    p.add_argument("--group", metavar="G", help="only this group (and its share-partitions)")
     p.add_argument("--at", type=_at_type, metavar="TIME|offset:N", help="the moment to show (see below)")
     p.add_argument("--partitions", type=int, metavar="N",
                    help="offsets.topic.num.partitions of the cluster (default: from the cluster metadata, "

@@ -329,9 +329,7 @@ class Coordinator:
             extra[SHARE_GROUP_STATE] = share_state_log
         if source is None or isinstance(source, OffsetsLog):
             return cls._load_log(source, extra, **kw)
-        c = cls._load_records(list(source), **kw)
-        c._adopt_logs(extra)
-        return c
+        return cls._load_records(list(source), extra, **kw)
 
     @classmethod
     def _load_log(cls, log: OffsetsLog | None, extra: dict[str, OffsetsLog] | None = None,
@@ -375,8 +373,8 @@ class Coordinator:
                     self._replay(entry)
 
     @classmethod
-    def _load_records(cls, items: list, **kw: Any) -> "Coordinator":
-        """Plain records (or entries from elsewhere) appended as a fresh log, in order."""
+    def _load_records(cls, items: list, extra: dict[str, OffsetsLog] | None = None, **kw: Any) -> "Coordinator":
+        """Plain records (or entries from elsewhere) appended as fresh logs, in order."""
         c = cls(**kw)
         with gc_paused():
             for item in items:
@@ -387,6 +385,7 @@ class Coordinator:
                 if ts is not None and ts > c.now():
                     c.clock.set(ts)
                 c._apply(Result(records=[record]))
+        c._adopt_logs(extra or {})
         c._on_loaded()
         return c
 

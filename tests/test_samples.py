@@ -49,7 +49,8 @@ def test_the_samples_stay_small():
 
 def test_every_scenario_has_its_three_forms():
     for name in NAMES:
-        assert any((SAMPLES_DIR / name).glob("__consumer_offsets-*/00000000000000000000.log"))
+        assert any((SAMPLES_DIR / name).glob("__consumer_offsets-*/00000000000000000000.log")) or \
+            any((SAMPLES_DIR / name).glob("__share_group_state-*/00000000000000000000.log"))
         assert (SAMPLES_DIR / f"{name}.dump-log.txt").is_file()
         assert (SAMPLES_DIR / f"{name}.console.jsonl").is_file()
 

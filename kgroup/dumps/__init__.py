@@ -35,10 +35,11 @@ from .metadata import ClusterMetadata, read_cluster_metadata
 from .model import BatchInfo, DumpEntry, DumpError, DumpProblem, DumpReport
 from .reader import open_dump, read_dump
 from .render import render_dump_log, render_jsonl
-from .replay import ReplayStats, describe_groups, replay
+from .replay import ReplayStats, describe_groups, describe_share_partitions, replay
 
 __all__ = [
     "DumpEntry", "DumpProblem", "DumpReport", "DumpError", "BatchInfo", "JsonRecordError",
     "read_dump", "open_dump", "render_jsonl", "render_dump_log", "record_from_json",
-    "replay", "describe_groups", "ReplayStats", "ClusterMetadata", "read_cluster_metadata",
+    "replay", "describe_groups", "describe_share_partitions", "ReplayStats", "ClusterMetadata",
+    "read_cluster_metadata",
 ]

@@ -42,7 +42,8 @@ from kgroup.coordinator import Coordinator
 from kgroup.gcpause import gc_paused
 from kgroup.groups.classic import ClassicGroup
 from kgroup.log import ControlMarker, ControlType, OffsetsLog, encode_batch, encode_control_batch, partition_for
-from kgroup.log.partitioner import DEFAULT_OFFSETS_PARTITIONS, java_abs, java_string_hashcode
+from kgroup.log.partitioner import (DEFAULT_OFFSETS_PARTITIONS, DEFAULT_SHARE_STATE_PARTITIONS, java_abs,
+                                    java_string_hashcode, share_partition_key, share_state_partition_for)
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
 from .metadata import METADATA_DIR, ClusterMetadata, find_cluster_metadata, is_metadata_path, read_cluster_metadata
@@ -53,6 +54,7 @@ __all__ = ["replay", "describe_groups", "ReplayStats", "to_epoch_ms", "format_ms
            "group_of"]
 
 _NUM_PARTITIONS = "offsets.topic.num.partitions"
+_SHARE_NUM_PARTITIONS = "share.coordinator.state.topic.num.partitions"
 #: How far above the highest partition seen `infer_num_partitions` looks for a count that fits.
 _SEARCH_LIMIT = 10_000
 _INT = re.compile(r"^[+-]?\d+$")
@@ -112,12 +114,15 @@ def group_of(entry: DumpEntry) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # partition count
 
-def infer_num_partitions(placements: Mapping[str, int]) -> tuple[int | None, str]:
+def infer_num_partitions(placements: Mapping[str, int], *, what: str = "group") -> tuple[int | None, str]:
     """The `offsets.topic.num.partitions` that puts every group on the partition it was seen on.
 
     `placements` maps group id -> `__consumer_offsets` partition. Kafka's default (50) wins when
     it fits; else the smallest count above the highest partition seen that fits. Returns
     (None, why) when no count up to `_SEARCH_LIMIT` above it fits (records not where Kafka puts them).
+    The same works for `__share_group_state` (`share.coordinator.state.topic.num.partitions`,
+    also 50 by default) with share-partition keys `"<group>:<topicId>:<partition>"` as
+    placements (`what="share-partition"`).
     """
     if not placements:
         return DEFAULT_OFFSETS_PARTITIONS, f"Kafka's default {DEFAULT_OFFSETS_PARTITIONS} (the dump names no partitions)"
@@ -129,12 +134,12 @@ def infer_num_partitions(placements: Mapping[str, int]) -> tuple[int | None, str
 
     if lowest <= DEFAULT_OFFSETS_PARTITIONS and fits(DEFAULT_OFFSETS_PARTITIONS):
         return DEFAULT_OFFSETS_PARTITIONS, (f"Kafka's default {DEFAULT_OFFSETS_PARTITIONS} puts each of the "
-                                            f"{len(placements)} group(s) on its partition")
+                                            f"{len(placements)} {what}(s) on its partition")
     for n in range(lowest, lowest + _SEARCH_LIMIT):
         if fits(n):
-            return n, (f"the smallest count that puts each of the {len(placements)} group(s) on its partition "
+            return n, (f"the smallest count that puts each of the {len(placements)} {what}(s) on its partition "
                        f"(highest partition seen: {lowest - 1})")
-    return None, f"no partition count from {lowest} to {lowest + _SEARCH_LIMIT - 1} puts every group on its partition"
+    return None, f"no partition count from {lowest} to {lowest + _SEARCH_LIMIT - 1} puts every {what} on its partition"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,15 +171,27 @@ class ReplayStats:
     last_offsets: dict[int, int] = field(default_factory=dict)
     first_timestamp: int | None = None
     last_timestamp: int | None = None
+    #: `__share_group_state` (the share coordinator's log), when the dump has any of it:
+    #: share.coordinator.state.topic.num.partitions and why, records fed, last offsets
+    share_num_partitions: int | None = None
+    share_num_partitions_reason: str | None = None
+    share_records: int = 0
+    share_last_offsets: dict[int, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"num_partitions": self.num_partitions, "num_partitions_reason": self.num_partitions_reason,
-                "offset": self.offset, "at": self.at, "records": self.records, "markers": self.markers,
-                "after_cut": self.after_cut, "skipped": dict(self.skipped), "unreplayed": dict(self.unreplayed),
-                "unknown_types": {str(t): n for t, n in sorted(self.unknown_types.items())},
-                "cluster_metadata": self.cluster_metadata,
-                "last_offsets": {str(p): o for p, o in sorted(self.last_offsets.items())},
-                "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp}
+        d = {"num_partitions": self.num_partitions, "num_partitions_reason": self.num_partitions_reason,
+             "offset": self.offset, "at": self.at, "records": self.records, "markers": self.markers,
+             "after_cut": self.after_cut, "skipped": dict(self.skipped), "unreplayed": dict(self.unreplayed),
+             "unknown_types": {str(t): n for t, n in sorted(self.unknown_types.items())},
+             "cluster_metadata": self.cluster_metadata,
+             "last_offsets": {str(p): o for p, o in sorted(self.last_offsets.items())},
+             "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp}
+        if self.share_num_partitions is not None:
+            d["share_state"] = {"num_partitions": self.share_num_partitions,
+                                "num_partitions_reason": self.share_num_partitions_reason,
+                                "records": self.share_records,
+                                "last_offsets": {str(p): o for p, o in sorted(self.share_last_offsets.items())}}
+        return d
 
     def cut_text(self) -> str:
         """The cut in words, e.g. "up to offset 41 on every partition"."""
@@ -286,6 +303,7 @@ def _batches(entries: Iterable[tuple[int, DumpEntry]]) -> Iterator[tuple[int, li
 
 
 def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: ReplayStats, warned: set[str]) -> None:
+    share = log.topic == SHARE_GROUP_STATE
     end = log.end_offset(partition)
     first = run[0]
     base = first.offset if first.offset is not None else end
@@ -312,9 +330,12 @@ def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: Replay
         data = encode_batch(items, base_offset=base, producer_id=first.producer_id if transactional else -1,
                             producer_epoch=first.producer_epoch if transactional else -1, base_sequence=0,
                             transactional=transactional)
-        stats.records += len(run)
+        if share:
+            stats.share_records += len(run)
+        else:
+            stats.records += len(run)
     log.append_batch_bytes(partition, data)
-    stats.last_offsets[partition] = base + len(run) - 1
+    (stats.share_last_offsets if share else stats.last_offsets)[partition] = base + len(run) - 1
 
 
 def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | datetime | None = None,
@@ -326,8 +347,9 @@ def replay(paths_or_entries: Any, *, offset: int | None = None, at: int | str | 
     `paths_or_entries`: dump path(s) of any kind `read_dump` reads, or `DumpEntry`s already read.
     `offset`: keep records with offset <= `offset` on every partition (offsets are per partition).
     `at`: keep each partition's records up to the first one stamped after `at` (int epoch ms,
-    `datetime`, or ISO-8601 text; no zone = UTC). `topic`: only `__consumer_offsets` is the group
-    coordinator's (the default). `report`/`progress`: as for `read_dump`.
+    `datetime`, or ISO-8601 text; no zone = UTC). `topic`: by default both coordinator topics
+    are replayed: `__consumer_offsets` into the group coordinator, `__share_group_state` into
+    its share coordinator (`describe_share_partitions`); name one to replay only that. `report`/`progress`: as for `read_dump`.
     `num_partitions`: `offsets.topic.num.partitions`; by default inferred from the dump (see
     `infer_num_partitions`: group placement depends on it; the highest partition seen + 1 is only
     a lower bound). Other keywords go to `Coordinator` (cluster, config, profile, ...).
@@ -355,11 +377,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
             **coordinator_kw: Any) -> Coordinator:
     if offset is not None and at is not None:
         raise ValueError("give offset or at, not both")
-    if topic not in (None, CONSUMER_OFFSETS):
-        if topic == SHARE_GROUP_STATE:
-            raise DumpError(f"{SHARE_GROUP_STATE} belongs to the share coordinator; replay rebuilds the group "
-                            f"coordinator from {CONSUMER_OFFSETS}")
-        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r}, not {topic!r}")
+    if topic not in (None, CONSUMER_OFFSETS, SHARE_GROUP_STATE):
+        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r} or {SHARE_GROUP_STATE!r}, not {topic!r}")
     at_ms = to_epoch_ms(at) if at is not None else None
     if isinstance(offset, bool) or (offset is not None and not isinstance(offset, int)):
         raise TypeError(f"offset must be an int, got {offset!r}")
@@ -372,16 +391,19 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
             warnings.warn(f"cluster metadata: {problem}", stacklevel=3)
         coordinator_kw["cluster"] = md.cluster(coordinator_kw.get("cluster"))
 
-    # 1. Read and cut, keeping each partition's entries in log order.
+    # 1. Read and cut, keeping each partition's entries in log order (per topic).
     by_partition: dict[int | None, list[DumpEntry]] = {}
-    stopped: set[int | None] = set()
+    share_by_partition: dict[int | None, list[DumpEntry]] = {}
+    stopped: set[tuple[str, int | None]] = set()
     placements: dict[str, int] = {}
+    share_placements: dict[str, int] = {}
     after_cut = 0
     skipped: Counter[str] = Counter()
     unknown_types: Counter[int] = Counter()
-    for e in _entries(source, CONSUMER_OFFSETS, rep, progress):
-        if e.topic != CONSUMER_OFFSETS:
-            skipped[f"{e.topic} records (not the group coordinator's)"] += 1
+    wanted = (topic,) if topic is not None else (CONSUMER_OFFSETS, SHARE_GROUP_STATE)
+    for e in _entries(source, topic, rep, progress):
+        if e.topic not in wanted:
+            skipped[f"{e.topic} records (not asked for)"] += 1
             continue
         p = e.partition
         if offset is not None:
@@ -395,8 +417,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
             if e.timestamp is None:
                 raise DumpError(f"{e.source}: this dump does not show timestamps; cut it by offset, or use "
                                 f"segments or kafka-dump-log output")
-            if p in stopped or e.timestamp > at_ms:
-                stopped.add(p)
+            if (e.topic, p) in stopped or e.timestamp > at_ms:
+                stopped.add((e.topic, p))
                 after_cut += 1
                 continue
         why = _why_not(e)
@@ -404,6 +426,12 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
             skipped[why] += 1
             if why.startswith(_UNKNOWN_TYPE):
                 unknown_types[e.fields["unknown_type"]] += 1
+            continue
+        if e.topic == SHARE_GROUP_STATE:
+            share_by_partition.setdefault(p, []).append(e)
+            if p is not None and e.record is not None:
+                k = e.record.key
+                share_placements.setdefault(share_partition_key(k.group_id, k.topic_id, k.partition), p)
             continue
         by_partition.setdefault(p, []).append(e)
         if p is not None and e.control is None:
@@ -457,14 +485,56 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
             stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
             stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
 
+    # 3b. The share coordinator's log, the same way.
+    share_log = None
+    if share_by_partition:
+        share_log = _share_state_log(share_by_partition, share_placements, overrides, stats, warned)
+
     # 4. The coordinator's own load; its clock at the moment asked about.
     if "clock" not in coordinator_kw:
         now = at_ms if at_ms is not None else stats.last_timestamp
         coordinator_kw["clock"] = ManualClock(now if now is not None else DEFAULT_START_MS)
-    c = Coordinator.load(log, copy_log=False, config=overrides, **coordinator_kw)
+    c = Coordinator.load(log, share_state_log=share_log, copy_log=False, config=overrides, **coordinator_kw)
     stats.unreplayed = dict(c.unreplayed)
     c.replay_stats = stats  # type: ignore[attr-defined]
     return c
+
+
+def _share_state_log(by_partition: dict[int | None, list[DumpEntry]], placements: dict[str, int],
+                     overrides: dict[str, Any], stats: ReplayStats, warned: set[str]) -> OffsetsLog:
+    """`__share_group_state` entries as the share coordinator's log; the partition count given
+    in `overrides` or inferred from where the share-partitions are (set in `overrides`)."""
+    highest = max((p for p in by_partition if p is not None), default=-1)
+    given = overrides.get(_SHARE_NUM_PARTITIONS)
+    if given is not None:
+        n, reason = int(given), "given"
+        if highest >= n:
+            raise DumpError(f"the dump has {SHARE_GROUP_STATE} records on partition {highest} but "
+                            f"{_SHARE_NUM_PARTITIONS} is {n}")
+    else:
+        n, reason = infer_num_partitions(placements, what="share-partition")
+        if n is None:
+            fallback = max(DEFAULT_SHARE_STATE_PARTITIONS, highest + 1)
+            warnings.warn(f"{reason}; replaying with {_SHARE_NUM_PARTITIONS}={fallback} (records stay on the "
+                          f"partitions the dump has them on)", stacklevel=4)
+            n, reason = fallback, f"{reason}; fell back to {fallback}"
+    overrides[_SHARE_NUM_PARTITIONS] = n
+    stats.share_num_partitions, stats.share_num_partitions_reason = n, reason
+    for e in by_partition.pop(None, []):  # no partition in the dump: where Kafka puts the share-partition
+        k = e.record.key if e.record is not None else None
+        by_partition.setdefault(share_state_partition_for(k.group_id, k.topic_id, k.partition, n)
+                                if k is not None else 0, []).append(e)
+    log = OffsetsLog(n, topic=SHARE_GROUP_STATE)
+    streams = [[((e.timestamp if e.timestamp is not None else -1), p, i, e) for i, e in enumerate(entries)]
+               for p, entries in sorted(by_partition.items())]
+    merged = ((p, e) for _ts, p, _i, e in heapq.merge(*streams, key=lambda t: t[:3]))
+    for partition, run in _batches(merged):
+        _append(log, partition, run, stats, warned)
+        ts = run[0].timestamp
+        if ts is not None and ts >= 0:
+            stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
+            stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
+    return log
 
 
 # ---------------------------------------------------------------------------------------------
@@ -569,4 +639,42 @@ def describe_groups(coordinator: Coordinator, group: str | None = None) -> list[
         d["pending_offsets"] = pending
         _name_topics(d, c.cluster)
         out.append(d)
+    return out
+
+
+_STATE_NAMES = {0: "Available", 1: "Acquired", 2: "Acknowledged", 4: "Archived"}
+
+
+def describe_share_partitions(coordinator: Coordinator, group: str | None = None) -> list[dict[str, Any]]:
+    """Every share-partition the share coordinator holds (or only `group`'s), as plain data
+    sorted by group, topic id and partition: the SPSO (`start_offset`), epochs, the state
+    batches, and `key`/`payload`: the state as
+    `kafka-dump-log.sh --share-group-state-decoder` prints a ShareSnapshot holding it (what
+    the log would show after a fresh snapshot). [] when there is none."""
+    from kgroup.groups.share.coordinator import share_coordinator, snapshot_record  # the share package registers late
+    from kgroup.log.partitioner import kafka_uuid_str
+    from .render import dump_log_key_payload
+
+    sc = share_coordinator(coordinator)
+    out = []
+    for key, o in sorted(sc.states.items(), key=lambda kv: (kv[0].group_id, kafka_uuid_str(kv[0].topic_id),
+                                                            kv[0].partition)):
+        if group is not None and key.group_id != group:
+            continue
+        try:
+            topic = coordinator.cluster.topic_name(key.topic_id)
+        except KeyError:
+            topic = None  # a replayed dump knows topic ids only
+        k, payload = dump_log_key_payload(snapshot_record(key, o))
+        out.append({
+            "group_id": key.group_id, "topic_id": kafka_uuid_str(key.topic_id), "topic": topic,
+            "partition": key.partition, "state_partition": sc.partition_for(*key),
+            "start_offset": o.start_offset, "state_epoch": o.state_epoch, "leader_epoch": o.leader_epoch,
+            "snapshot_epoch": o.snapshot_epoch,
+            "delivery_complete_count": o.delivery_complete_count, "create_timestamp": o.create_timestamp,
+            "write_timestamp": o.write_timestamp,
+            "state_batches": [{"first_offset": b.first_offset, "last_offset": b.last_offset,
+                               "delivery_state": _STATE_NAMES.get(b.delivery_state, str(b.delivery_state)),
+                               "delivery_count": b.delivery_count} for b in o.state_batches],
+            "key": k, "payload": payload})
     return out

@@ -464,7 +464,11 @@ def share_state(df: DataFrame) -> DataFrame:
     start_offset as written (-1 in an update: unchanged) and spso (the effective share-partition
     start offset), delivery_complete_count, state_batches (first_offset, last_offset,
     delivery_state, delivery_count) and the records they cover by state (available,
-    acknowledged, archived); deleted for a tombstone.
+    acknowledged, archived); deleted for a tombstone. An update carries only what changed, so
+    `durable_batches` is the share-partition's whole durable state after the record, folded
+    as the share coordinator replays it (`kgroup.groups.share.state_batches`, Kafka's
+    PersisterStateBatchCombiner: pruned below the SPSO, overlaps resolved), with the records it
+    covers by state (durable_available, durable_acknowledged, durable_archived); null once deleted.
     """
     rows = _live(df).where(F.col("record_type").isin("ShareSnapshot", "ShareUpdate"))
     v = F.from_json(F.get_json_object("json", "$.value.data"), _SHARE_VALUE)
@@ -480,8 +484,8 @@ def share_state(df: DataFrame) -> DataFrame:
                            lambda acc, b: acc + b["lastOffset"] - b["firstOffset"] + 1)
 
     start = F.col("_v.startOffset")
-    return rows.select(
-        "group_id", "topic_id", F.col("topic_partition").alias("share_partition"), "partition", "offset",
+    view = rows.select(
+        "group_id", "topic_id", F.col("topic_partition").alias("share_partition"), "partition", "offset", "line",
         "timestamp", _ms("timestamp").alias("time"), "record_type", F.col("tombstone").alias("deleted"),
         F.col("_v.snapshotEpoch").alias("snapshot_epoch"),
         F.last(F.col("_v.stateEpoch"), ignorenulls=True).over(w).alias("state_epoch"),
@@ -490,6 +494,62 @@ def share_state(df: DataFrame) -> DataFrame:
         F.col("_v.deliveryCompleteCount").alias("delivery_complete_count"),
         batches.alias("state_batches"), covered(0).alias("available"), covered(2).alias("acknowledged"),
         covered(4).alias("archived"))
+    # the durable state after each record: a fold in log order per share-partition
+    fold_in = rows.select("group_id", "topic_id", "topic_partition", "partition", "offset", "line", "record_type",
+                          "tombstone", F.col("_v.startOffset").alias("start_offset"),
+                          F.get_json_object("json", "$.value.data.stateBatches").alias("batches"))
+    durable = (fold_in.groupBy("group_id", "topic_id", "topic_partition")
+               .applyInPandas(_fold_share_state, _FOLD_SCHEMA)
+               .withColumnRenamed("topic_partition", "share_partition"))
+    keys = ("group_id", "topic_id", "share_partition", "partition", "offset", "line")
+    joined = view.join(durable, on=[view[k].eqNullSafe(durable[k]) for k in keys], how="left")
+    held = F.from_json(durable["durable"], _DURABLE_BATCHES)
+
+    def held_by(state: int) -> Column:
+        return F.aggregate(F.filter(held, lambda b: b["delivery_state"] == state), F.lit(0).cast("long"),
+                           lambda acc, b: acc + b["last_offset"] - b["first_offset"] + 1)
+
+    return joined.select(*[view[c] for c in view.columns if c != "line"], held.alias("durable_batches"),
+                         held_by(0).alias("durable_available"), held_by(2).alias("durable_acknowledged"),
+                         held_by(4).alias("durable_archived"))
+
+
+_DURABLE_BATCHES = "array<struct<first_offset:long,last_offset:long,delivery_state:int,delivery_count:int>>"
+_FOLD_SCHEMA = ("group_id string, topic_id string, topic_partition int, partition int, offset long, line long, "
+                "durable string")
+
+
+def _fold_share_state(pdf: Any) -> Any:
+    """One share-partition's records in log order -> its durable state after each (JSON), as
+    `ShareCoordinator.replay` folds them (runs on the executors, in pandas)."""
+    import json
+
+    import pandas as pd
+
+    from kgroup.groups.share.state_batches import combine_state_batches
+
+    pdf = pdf.sort_values(["partition", "offset", "line"], na_position="first", kind="stable")
+    held: list | None = None
+    start = -1
+    out = []
+    for rtype, tomb, start_offset, raw in zip(pdf["record_type"], pdf["tombstone"], pdf["start_offset"],
+                                              pdf["batches"]):
+        if bool(tomb) or raw is None or (isinstance(raw, float) and pd.isna(raw)):
+            held, start = None, -1
+            out.append(None)
+            continue
+        new = [(b["firstOffset"], b["lastOffset"], b["deliveryState"], b["deliveryCount"]) for b in json.loads(raw)]
+        so = int(start_offset) if start_offset is not None and not pd.isna(start_offset) else -1
+        if rtype == "ShareSnapshot" or held is None:  # a snapshot (or a first update) is taken as it is
+            held, start = new, so
+        else:
+            start = start if so == -1 else so
+            held = [tuple(b) for b in combine_state_batches(held, new, start)]
+        out.append(json.dumps([{"first_offset": f, "last_offset": la, "delivery_state": st, "delivery_count": n}
+                               for f, la, st, n in held]))
+    return pd.DataFrame({"group_id": pdf["group_id"], "topic_id": pdf["topic_id"],
+                         "topic_partition": pdf["topic_partition"], "partition": pdf["partition"],
+                         "offset": pdf["offset"], "line": pdf["line"], "durable": out})
 
 
 # ------------------------------------------------------------------------------------------------

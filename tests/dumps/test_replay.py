@@ -14,6 +14,7 @@ from kgroup import records as R
 from kgroup.dumps import DumpError, DumpReport, describe_groups, read_dump, replay
 from kgroup.dumps.metadata import write_cluster_metadata
 from kgroup.dumps.replay import format_ms, infer_num_partitions, to_epoch_ms
+from kgroup.groups.share.coordinator import share_coordinator
 from kgroup.log import OffsetsLog, partition_for
 from kgroup.protocol import request
 from kgroup.runtime import REPLAYERS
@@ -49,6 +50,7 @@ def run(name: str, tmp_path: Path) -> tuple[Coordinator, Path]:
     c = SAMPLES.SCENARIOS[name].run()
     c.log.write(tmp_path / name)
     write_cluster_metadata(c.cluster, tmp_path / name)
+    c.share_state_log.write(tmp_path / name)  # the share-state sample's records
     return c, tmp_path / name
 
 
@@ -71,6 +73,7 @@ def test_replay_of_a_dump_equals_the_coordinator_that_wrote_it(name, tmp_path):
     # the samples end with no rebalance under way, so even the soft state agrees
     assert describe_groups(replayed) == describe_groups(original)
     assert replayed.offsets_table() == original.offsets_table()
+    assert share_coordinator(replayed).states == share_coordinator(original).states
     assert replayed.replay_stats.num_partitions == 50
     assert replayed.replay_stats.skipped == {}
 
@@ -270,9 +273,14 @@ def test_a_segment_given_twice_is_replayed_once(tmp_path):
     assert c.replay_stats.skipped == {"records whose offset goes back (e.g. a segment given twice)": 9}
 
 
-def test_share_state_is_not_the_group_coordinators(tmp_path):
-    with pytest.raises(DumpError, match="share coordinator"):
-        replay(tmp_path, topic="__share_group_state")
+def test_share_state_goes_to_the_share_coordinator_and_other_topics_are_refused(tmp_path):
+    # __share_group_state is the share coordinator's: replayed into the coordinator's share
+    # coordinator (tests/dumps/test_share_state_dumps.py), never into groups
+    original, path = run("share-state", tmp_path)
+    c = replay(path, topic="__share_group_state")
+    assert c.groups == {} and len(c.share_state_log) == len(original.share_state_log)
+    with pytest.raises(DumpError, match="topic must be"):
+        replay(path, topic="orders")
 
 
 def test_entries_already_read_can_be_replayed(tmp_path):

@@ -10,6 +10,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -363,6 +364,29 @@ def test_share_state_carries_the_snapshot_forward(spark, log_dir):
         ("ShareSnapshot", 1, 0, 100, 100, 10, 0, 3), ("ShareUpdate", 1, 0, -1, 100, 0, 1, 3)]
     assert rows[0]["state_batches"][0].asDict() == {"first_offset": 100, "last_offset": 109, "delivery_state": 2,
                                                     "delivery_count": 1}
+
+
+def test_share_state_folds_the_durable_state_over_time_on_the_sample(spark):
+    # data/samples/share-state: the KIP-932 durable-state example on queue-app's orders-0; an
+    # update carries only what changed, durable_batches the whole state the share coordinator holds
+    sample = Path(__file__).resolve().parents[2] / "data" / "samples" / "share-state"
+    rows = collect(kds.share_state(kds.load(spark, sample)).where("group_id = 'queue-app' and share_partition = 0"))
+    rows.sort(key=lambda r: r["offset"])
+    got = [(r["record_type"][5], r["spso"], [tuple(b) for b in r["durable_batches"]], r["durable_acknowledged"])
+           for r in rows]
+    assert got == [
+        ("S", 100, [], 0),                                    # initialised at SPSO 100
+        ("U", 100, [], 0),                                    # the leader's read (leader epoch 1)
+        ("U", 110, [], 0),                                    # acknowledge 100-109: SPSO 110
+        ("U", 110, [(110, 110, 0, 1)], 0),                    # release 110
+        ("S", 110, [(110, 110, 0, 1), (119, 119, 2, 1)], 1),  # acknowledge 119 (a snapshot: 3 updates before)
+        ("U", 110, [(110, 112, 0, 1), (119, 119, 2, 1)], 1),  # lock timeout 111, 112
+        ("U", 110, [(110, 112, 0, 1), (113, 119, 2, 1)], 7),  # acknowledge 113-118
+        ("U", 111, [(111, 112, 0, 1), (113, 119, 2, 1)], 7),  # acknowledge 110: SPSO 111
+        ("S", 120, [], 0)]                                    # acknowledge 111, 112: SPSO 120
+    assert [r["state_batches"] for r in rows][5] == [(111, 112, 0, 1)]  # as written: the delta only
+    deleted = collect(kds.share_state(kds.load(spark, sample)).where("group_id = 'audit-queue'"))
+    assert sorted((r["deleted"], r["durable_batches"] is None) for r in deleted) == [(False, False), (True, True)]
 
 
 def test_write_parquet_writes_each_view(spark, log_dir, log_df, tmp_path):

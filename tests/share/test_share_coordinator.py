@@ -679,8 +679,8 @@ def test_kip_durable_state_example_table():
     w(120, (111, 112, ACK, 2))
     assert durable() == (120, [])
     # the records: the initializing snapshot, then one ShareUpdate per durable change
-    kinds = _kinds(c)
-    assert kinds == ["S"] + ["U"] * (len(kinds) - 1)
+    # (the initialising snapshot, the leader's read at epoch 0, seven writes: under the default 500)
+    assert _kinds(c) == ["S"] + ["U"] * 8
     final = Coordinator.load(c.share_state_log, cluster=c.cluster)
     assert state(final).start_offset == 120 and state(final).state_batches == ()
 
@@ -735,3 +735,46 @@ def test_as_of_now_holds_every_share_state_record():
     init(c)
     write(c, batches=[batch(0, 0, 2, 1)])
     assert share_coordinator(c.as_of(c.position)).states == share_coordinator(c).states
+
+
+def test_share_update_value_bytes_known_answer():
+    # ShareUpdateValue v0 (flexible): SnapshotEpoch, LeaderEpoch, StartOffset, compact StateBatches
+    # (each with its own empty tag buffer), then the tag buffer holding DeliveryCompleteCount
+    # (tag 0) only when it is not the default -1
+    c = coord()
+    init(c, start_offset=100)
+    read(c, leader_epoch=3)
+    write(c, leader_epoch=3, batches=[batch(110, 110, 0, 1)], delivery_complete_count=5)
+    rec = records(c)[-1]
+    assert rec.encode()[1] == (
+        b"\x00\x00"                          # value version 0
+        + (0).to_bytes(4, "big")             # SnapshotEpoch
+        + (3).to_bytes(4, "big")             # LeaderEpoch
+        + b"\xff" * 8                        # StartOffset -1 (unchanged)
+        + b"\x02"                            # one batch (compact array: n + 1)
+        + (110).to_bytes(8, "big") * 2 + b"\x00" + (1).to_bytes(2, "big") + b"\x00"
+        + b"\x01\x00\x04" + (5).to_bytes(4, "big"))  # tagged: DeliveryCompleteCount = 5
+    write(c, leader_epoch=3, delivery_complete_count=-1)
+    assert records(c)[-1].encode()[1].endswith(b"\xff" * 8 + b"\x01" + b"\x00")  # no batches, no tags
+
+
+@pytest.mark.parametrize("api", ["InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState",
+                                 "DeleteShareGroupState", "ReadShareGroupStateSummary"])
+def test_null_topic_id_is_an_invalid_request(api):
+    # ShareCoordinatorShard.NULL_TOPIC_ID, checked first
+    c = coord()
+    fields = {"partition": 0, "state_epoch": 0, "start_offset": 0, "leader_epoch": 0, "state_batches": []}
+    r = c.handle(request(api, 0, group_id=G, topics=[{"topic_id": None, "partitions": [fields]}]))
+    p = one(r)
+    assert (r.results[0].topic_id, p.error_code, p.error_message) == \
+        (None, E.invalid_request, "The topic id cannot be null.")
+    assert len(c.share_state_log) == 0
+
+
+def test_load_from_plain_records_routes_share_state_records_to_their_log():
+    c = coord()
+    _busy(c)
+    d = Coordinator.load([e.record for e in c.share_state_log], cluster=c.cluster, config=c.config)
+    _same_state(d, c)
+    assert len(d.log) == 0 and len(d.share_state_log) == len(c.share_state_log)
+    assert "share-coordinator-cold-partition-snapshot" in d.timers

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kgroup.groups.share.state_batches import Batch, combine_state_batches
 
@@ -72,3 +74,31 @@ def test_result_never_overlaps_and_is_sorted():
     assert covered == wanted
     # offset 41 was archived with count 3 and nothing of higher priority came: it stays archived
     assert next(b for b in out if b.first_offset <= 41 <= b.last_offset)[2:] == (4, 3)
+
+
+_batch = st.builds(lambda f, n, s, c: B(f, f + n, s, c), st.integers(0, 40), st.integers(0, 10),
+                   st.sampled_from([0, 1, 2, 4]), st.integers(0, 4))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_batch, max_size=5), st.lists(_batch, max_size=5), st.one_of(st.just(-1), st.integers(0, 30)))
+def test_every_offset_keeps_its_highest_priority_state(so_far, new, start):
+    # what Kafka's combiner amounts to: from the SPSO on, each offset any batch covers ends in
+    # exactly one batch, the one of highest priority (delivery count, then state), sorted and
+    # without overlaps. (Touching runs of equal state are not always joined, as in Kafka.)
+    out = combine_state_batches(so_far, new, start)
+    assert all(a.last_offset < b.first_offset for a, b in zip(out, out[1:]))
+    best: dict[int, tuple[int, int]] = {}
+    for b in so_far + new:
+        for o in range(max(b.first_offset, start), b.last_offset + 1):
+            best[o] = max(best.get(o, (-1, -1)), (b.delivery_count, b.delivery_state))
+    got = {o: (b.delivery_count, b.delivery_state) for b in out for o in range(b.first_offset, b.last_offset + 1)}
+    assert got == best
+
+
+def test_touching_runs_of_equal_state_may_stay_apart_as_in_kafka():
+    # traced through PersisterStateBatchCombiner by hand: 7-7 is finalised before 8-9 takes
+    # the same state, so the two are not joined
+    so_far = [B(8, 9, 0, 2), B(7, 7, 0, 2), B(7, 9, 4, 0), B(5, 6, 4, 0)]
+    assert combine_state_batches(so_far, [B(9, 14, 4, 0)], -1) == \
+        [B(5, 6, 4, 0), B(7, 7, 0, 2), B(8, 9, 0, 2), B(10, 14, 4, 0)]

@@ -38,7 +38,8 @@ from kgroup.records import ShareSnapshot, ShareUpdate
 from kgroup.records.records import SHARE_GROUP_STATE
 from kgroup.runtime import LogSpec, Result, component, handles, on_loaded, owns_log, replays
 
-__all__ = ["SHARE_COORDINATOR", "SharePartitionKey", "ShareGroupOffset", "ShareCoordinator", "share_coordinator"]
+__all__ = ["SHARE_COORDINATOR", "SharePartitionKey", "ShareGroupOffset", "ShareCoordinator", "share_coordinator",
+           "snapshot_record"]
 
 #: the component's name in `Coordinator.components`
 SHARE_COORDINATOR = "share_coordinator"
@@ -117,7 +118,8 @@ def _batches(items: Iterable[Any]) -> tuple[Batch, ...]:
     return tuple(Batch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in items)
 
 
-def _snapshot_record(key: SharePartitionKey, o: ShareGroupOffset) -> ShareSnapshot:
+def snapshot_record(key: SharePartitionKey, o: ShareGroupOffset) -> ShareSnapshot:
+    """The ShareSnapshot record holding state `o` of share-partition `key`."""
     V = ShareSnapshot.Value
     return ShareSnapshot(
         ShareSnapshot.Key(group_id=key.group_id, topic_id=key.topic_id, partition=key.partition),
@@ -237,7 +239,7 @@ class ShareCoordinator:
         current = self.states.get(key)
         now = self.coordinator.now()
         # an (re)initialisation starts over: nothing of the previous state is merged in
-        return [_snapshot_record(key, ShareGroupOffset(
+        return [snapshot_record(key, ShareGroupOffset(
             snapshot_epoch=current.snapshot_epoch + 1 if current is not None else 0, state_epoch=state_epoch,
             leader_epoch=-1, start_offset=start_offset, create_timestamp=now, write_timestamp=now))]
 
@@ -298,7 +300,7 @@ class ShareCoordinator:
         if self.update_counts.get(key, 0) >= self.records_per_snapshot:
             # a new snapshot: everything held so far with this write folded in
             new_start = current.start_offset if start_offset == -1 else start_offset
-            return _snapshot_record(key, ShareGroupOffset(
+            return snapshot_record(key, ShareGroupOffset(
                 snapshot_epoch=current.snapshot_epoch + 1, state_epoch=current.state_epoch,
                 leader_epoch=new_leader_epoch, start_offset=new_start,
                 state_batches=tuple(combine_state_batches(current.state_batches, batches, new_start)),
@@ -318,7 +320,7 @@ class ShareCoordinator:
             return []
         now = self.coordinator.now()
         interval = self.coordinator.config["share.coordinator.cold.partition.snapshot.interval.ms"]
-        return [_snapshot_record(key, replace(o, snapshot_epoch=o.snapshot_epoch + 1, write_timestamp=now))
+        return [snapshot_record(key, replace(o, snapshot_epoch=o.snapshot_epoch + 1, write_timestamp=now))
                 for key, o in self.states.items()
                 if now - o.write_timestamp >= interval and self.partition_for(*key) in self.hosted_partitions]
 
