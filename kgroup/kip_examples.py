@@ -424,3 +424,182 @@ def migration_example(*, profile: str = "kip", start_ms: int = 1_718_000_000_000
 
 __all__ += ["migration_example", "MigrationExample", "Exchange", "KIP_MIGRATION_LINES", "KIP_MIGRATION_TARGETS",
             "KIP_MIGRATION_CLASSIC", "KIP_MIGRATION_NOTES", "tasks_text"]
+
+
+# ---------------------------------------------------------------------------------------
+# KIP-932: "Managing durable share-partition state", its example table
+
+#: The KIP's table: (operation, state changes, cumulative state), row by row.
+KIP_SHARE_DURABLE_STATE = [
+    ("Starting state of topic-partition with latest offset 100", "SPSO=100, SPEO=100", "SPSO=100, SPEO=100"),
+    ("Fetch records 100-109", "SPEO=110, records 100-109 (acquired, delivery count 1)",
+     "SPSO=100, SPEO=110, records 100-109 (acquired, delivery count 1)"),
+    ("Acknowledge 100-109", "SPSO=110", "SPSO=110, SPEO=110"),
+    ("Fetch records 110-119", "SPEO=120, records 110-119 (acquired, delivery count 1)",
+     "SPSO=110, SPEO=120, records 110-119 (acquired, delivery count 1)"),
+    ("Release 110", "record 110 (available, delivery count 1)",
+     "SPSO=110, SPEO=120, record 110 (available, delivery count 1), records 111-119 (acquired, delivery count 1)"),
+    ("Acknowledge 119", "record 110 (available, delivery count 1), records 111-118 acquired, record 119 acknowledged",
+     "SPSO=110, SPEO=120, record 110 (available, delivery count 1), records 111-118 (acquired, delivery count 1), "
+     "record 119 acknowledged"),
+    ("Fetch records 110, 120", "SPEO=121, record 110 (acquired, delivery count 2), record 120 (acquired, delivery count 1)",
+     "SPSO=110, SPEO=121, record 110 (acquired, delivery count 2), records 111-118 (acquired, delivery count 1), "
+     "record 119 acknowledged, record 120 (acquired, delivery count 1)"),
+    ("Lock timeout elapsed 111, 112", "records 111-112 (available, delivery count 1)",
+     "SPSO=110, SPEO=121, record 110 (acquired, delivery count 2), records 111-112 (available, delivery count 1), "
+     "records 113-118 (acquired, delivery count 1), record 119 acknowledged, record 120 (acquired, delivery count 1)"),
+    ("Acknowledge 113-118", "records 113-118 acknowledged",
+     "SPSO=110, SPEO=121, record 110 (acquired, delivery count 2), records 111-112 (available, delivery count 1), "
+     "records 113-119 acknowledged, record 120 (acquired, delivery count 1)"),
+    ("Fetch records 111,112", "records 111-112 (acquired, delivery count 2)",
+     "SPSO=110, SPEO=121, record 110-112 (acquired, delivery count 2), records 113-119 acknowledged, "
+     "record 120 (acquired, delivery count 1)"),
+    ("Acknowledge 110", "SPSO=111",
+     "SPSO=111, SPEO=121, record 111-112 (acquired, delivery count 2), records 113-119 acknowledged, "
+     "record 120 (acquired, delivery count 1)"),
+    ("Acknowledge 111,112", "SPSO=120", "SPSO=120, SPEO=121, record 120 (acquired, delivery count 1)"),
+]
+
+
+def share_state_text(sp: Any) -> str:
+    """A share-partition's state in the KIP's words: `SPSO=110, SPEO=120, record 110 (available,
+    delivery count 1), records 111-119 (acquired, delivery count 1), record 119 acknowledged`."""
+    runs: list[list[Any]] = []
+    for v in sp.records():
+        if v.offset < sp.spso:
+            continue
+        key = (v.state, 0 if v.state == "Acknowledged" else v.delivery_count)
+        if runs and runs[-1][0] == key and runs[-1][2] == v.offset - 1:
+            runs[-1][2] = v.offset
+        else:
+            runs.append([key, v.offset, v.offset])
+    parts = [f"SPSO={sp.spso}", f"SPEO={sp.speo}"]
+    for (state, count), first, last in runs:
+        what = f"record {first}" if first == last else f"records {first}-{last}"
+        parts.append(f"{what} acknowledged" if state == "Acknowledged"
+                     else f"{what} ({state.lower()}, delivery count {count})")
+    return ", ".join(parts)
+
+
+def _kip_words(text: str) -> str:
+    # The KIP writes "record 110-112" once where it means "records": compare the meaning.
+    import re
+    return re.sub(r"\brecord (\d+-\d+)", r"records \1", text)
+
+
+@dataclass
+class ShareDurableStateExample:
+    coordinator: Coordinator
+    #: per row: the leader's state text, the records written to __share_group_state, strip rows
+    rows: list[dict[str, Any]]
+
+    def table(self) -> list[dict[str, Any]]:
+        """The KIP's table beside kgroup's state and what it wrote to `__share_group_state`."""
+        return [{"operation": op, "KIP-932 cumulative state": kip, "kgroup": row["state"],
+                 "same": _kip_words(kip) == row["state"], "written to __share_group_state": row["written"]}
+                for (op, _changes, kip), row in zip(KIP_SHARE_DURABLE_STATE, self.rows)]
+
+
+def share_durable_state_example(*, profile: str = "kip", start_ms: int = 1_718_000_000_000,
+                                group_id: str = "myshare", topic: str = "foo") -> ShareDurableStateExample:
+    """Run KIP-932's durable-state example on one share-partition through its leader, row by row.
+
+    The topic-partition starts at offset 100 (`share.auto.offset.reset=latest` gives SPSO=100);
+    records 100-109 arrive in one batch, 110-119 one record per batch, then 120. Three consumers
+    X, Y, Z: X acquires 110-112 and Y 113-119 so that X's lock over 111-112 can elapse on its own
+    ("Lock timeout elapsed 111, 112"). After every row: the leader's state in the KIP's words,
+    the ShareSnapshot/ShareUpdate records the share coordinator wrote, and the strip's rows."""
+    from kgroup.groups.share.partition import ACCEPT, RELEASE, share_partition
+
+    c = Coordinator(cluster=Cluster({topic: 1}, seed=5), clock=ManualClock(start_ms), profile=profile)
+    c.cluster.produce(topic, 0, [b"old"] * 100)
+    tid = c.cluster.topic_id(topic)
+    x, y, z = "X", "Y", "Z"
+    rows: list[dict[str, Any]] = []
+    holder: dict[str, Any] = {}
+
+    def sp() -> Any:
+        return holder["sp"]
+
+    def start() -> None:
+        holder["sp"] = share_partition(c, group_id, tid, 0)
+
+    def fetch_100_109() -> None:
+        c.cluster.produce(topic, 0, [f"r{o}".encode() for o in range(100, 110)])
+        sp().acquire(x)
+
+    def fetch_110_119() -> None:
+        for o in range(110, 120):
+            c.cluster.produce(topic, 0, [f"r{o}".encode()])
+        sp().acquire(x, max_records=3)
+        c.advance(1)
+        sp().acquire(y, max_records=7)
+
+    def fetch_110_120() -> None:
+        c.cluster.produce(topic, 0, [b"r120"])
+        sp().acquire(z)
+
+    actions = [
+        start,
+        fetch_100_109,
+        lambda: sp().acknowledge(x, [(100, 109, (ACCEPT,))]),
+        fetch_110_119,
+        lambda: sp().acknowledge(x, [(110, 110, (RELEASE,))]),
+        lambda: sp().acknowledge(y, [(119, 119, (ACCEPT,))]),
+        fetch_110_120,
+        lambda: c.advance(30_000 - 1),            # X's lock (taken 1 ms before Y's) elapses
+        lambda: sp().acknowledge(y, [(113, 118, (ACCEPT,))]),
+        lambda: sp().acquire(x),
+        lambda: sp().acknowledge(z, [(110, 110, (ACCEPT,))]),
+        lambda: sp().acknowledge(x, [(111, 112, (ACCEPT,))]),
+    ]
+    for action in actions:
+        before = len(c.share_state_log)
+        action()
+        written = []
+        for e in list(c.share_state_log)[before:]:
+            v = e.record.value
+            batches = ", ".join(f"{b.first_offset}-{b.last_offset}:{_DELIVERY_STATE_NAMES[b.delivery_state]}"
+                                f"/{b.delivery_count}" for b in v.state_batches)
+            written.append(f"{type(e.record).__name__}(StartOffset={v.start_offset}"
+                           + (f", StateBatches=[{batches}])" if batches else ")"))
+        leader = sp()
+        rows.append({"state": share_state_text(leader), "written": "; ".join(written) or "nothing",
+                     "spso": leader.spso, "speo": leader.speo,
+                     "strip": [{"offset": v.offset, "state": v.state, "delivery_count": v.delivery_count,
+                                "lock_holder": v.member_id or ""}
+                               for v in leader.strip(98, max(leader.next_offset, 101) + 1)]})
+    return ShareDurableStateExample(c, rows)
+
+
+_DELIVERY_STATE_NAMES = {0: "Available", 2: "Acknowledged", 4: "Archived"}
+
+
+#: The KIP's "In-flight records example": offset -> (state, delivery count; 0 where it prints none).
+KIP_SHARE_IN_FLIGHT = {0: ("Archived", 0), 1: ("Archived", 0), 2: ("Acquired", 1), 3: ("Available", 2),
+                       4: ("Acquired", 1), 5: ("Acknowledged", 0), 6: ("Archived", 0), 7: ("Available", 0),
+                       8: ("Available", 0), 9: ("Available", 0)}
+
+
+def share_in_flight_example(*, profile: str = "kip", start_ms: int = 1_718_000_000_000, group_id: str = "myshare",
+                            topic: str = "foo") -> Any:
+    """Bring one share-partition into the state of KIP-932's in-flight records example and return
+    its leader: ten records 0-9 (one per batch); A acquires and accepts 0-1, then acquires 2-8 and
+    releases 3, accepts 5, rejects 6 and releases 7-8; B acquires 3 (its second delivery) and
+    releases it. So 2 and 4 are Acquired (count 1), 3 Available after two deliveries, 5
+    Acknowledged, 6 Archived, 7-8 Available (count 1: the KIP leaves their count blank) and 9 not
+    yet fetched; the SPSO is 2."""
+    from kgroup.groups.share.partition import ACCEPT, REJECT, RELEASE, share_partition
+
+    c = Coordinator(cluster=Cluster({topic: 1}, seed=5), clock=ManualClock(start_ms), profile=profile)
+    c.cluster.group_configs[group_id] = {"share.auto.offset.reset": "earliest"}
+    for o in range(10):
+        c.cluster.produce(topic, 0, [f"r{o}".encode()])
+    sp = share_partition(c, group_id, c.cluster.topic_id(topic), 0)
+    sp.acquire("A", max_records=2)
+    sp.acknowledge("A", [(0, 1, (ACCEPT,))])
+    sp.acquire("A", max_records=7)
+    sp.acknowledge("A", [(3, 3, (RELEASE,)), (5, 5, (ACCEPT,)), (6, 6, (REJECT,)), (7, 8, (RELEASE,))])
+    sp.acquire("B", max_records=1)
+    sp.acknowledge("B", [(3, 3, (RELEASE,))])
+    return sp
