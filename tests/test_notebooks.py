@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 #: notebooks whose committed outputs must match a fresh run (deterministic by design)
 NBVAL = ["01_offsets_and_the_log.ipynb", "02_classic_static_membership.ipynb", "03_consumer_groups_kip848.ipynb",
-         "09_consumer_offsets_with_pyspark.ipynb"]
+         "04_streams_topology_epochs.ipynb", "05_streams_not_ready.ipynb", "06_streams_migration.ipynb",
+         "07_streams_static_membership.ipynb", "08_share_groups.ipynb", "09_consumer_offsets_with_pyspark.ipynb"]
 
 
 def test_there_are_notebooks():
