@@ -175,3 +175,24 @@ def test_notebook_07_reload_equals_live_at_every_step(tmp_path):
                         parameters={"output_dir": str(tmp_path / "out")})
     text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
     assert "reload equals live after every one of the 9 steps" in text
+
+
+@pytest.mark.notebook
+def test_notebook_08_reproduces_the_kips_share_tables(tmp_path):
+    """KIP-932's durable-state table row by row (all 12 rows as the KIP words them, under kip), the
+    poison message archived at the delivery count limit, the crashed consumer's records at count 2;
+    read from the notebook's output, with a smaller delivery count limit passed as a parameter."""
+    import re
+
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "08_share_groups.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"output_dir": str(tmp_path / "out"), "delivery_count_limit": 3})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    assert "12 of 12 rows read exactly as the KIP's (profile 'kip')" in text
+    assert re.search(r"the poison record was delivered 3 times; the SPSO is now 5", text)
+    assert "first acquired 0-9 and crashed" in text
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "08_durable_state_table.svg", "08_in_flight_example.svg", "08_live_strip.svg", "08_poison_message.svg"]
