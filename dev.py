@@ -4,6 +4,10 @@
     python3 dev.py lab     # JupyterLab on notebooks/
     python3 dev.py test    # the whole test suite (what CI runs)
 
+and one more, for long runs:
+
+    python3 dev.py reliability   # the reliability suites with the long hypothesis profile, and their totals
+
 Both create ./.venv on first use and install the project with every extra
 (`pip install -e .[dev]`); they reinstall only when pyproject.toml changes.
 Needs Python 3.11+; PySpark parts also need Java 17 on PATH.
@@ -50,7 +54,7 @@ def warn_without_java() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"lab", "test"}:
+    if not argv or argv[0] not in {"lab", "test", "reliability"}:
         print(__doc__)
         return 2
     ensure_env()
@@ -58,6 +62,9 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "lab":
         args = [str(BIN / "jupyter"), "lab", f"--notebook-dir={ROOT / 'notebooks'}", *rest]
+    elif cmd == "reliability":
+        os.environ["KGROUP_RELIABILITY"] = "long"
+        args = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/reliability", *rest]
     else:
         args = [str(PY), "-m", "pytest", *rest]
     os.chdir(ROOT)
