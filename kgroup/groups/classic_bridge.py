@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgroup.errors import ErrorCode
+from kgroup.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -77,6 +77,52 @@ def schedule_join_timeout_if_absent(c: "Coordinator", kind: str, group_id: str, 
     if key not in c.timers:
         c.timers.schedule(key, c.now() + timeout_ms, lambda: fence(
             c, group_id, member_id, "the classic member failed to join within the rebalance timeout"))
+
+
+def check_classic_sync(c: "Coordinator", kind: str, group: Any, member: Any, req: Any,
+                       fence: Callable[..., Any]) -> str:
+    """Kafka's checks of a classic member's SyncGroup served by a modern group: its generation,
+    the protocol type and name it synced with, and REBALANCE_IN_PROGRESS (with a join timeout,
+    `fence` on expiry) when the group moved on and it has nothing left to revoke. Returns the
+    protocol name; raises KafkaError otherwise."""
+    from kgroup.groups.modern import MemberState
+    from kgroup.protocol import get
+
+    if req.generation_id != member.member_epoch:
+        raise KafkaError(ErrorCode.illegal_generation)
+    protocol_name = member.classic_member_metadata.supported_protocols[0][0]
+    ptype, pname = get(req, "protocol_type"), get(req, "protocol_name")
+    if (ptype is not None and ptype != "consumer") or (pname is not None and pname != protocol_name):
+        raise KafkaError(ErrorCode.inconsistent_group_protocol)
+    if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+        schedule_join_timeout_if_absent(c, kind, group.group_id, member.member_id, member.rebalance_timeout_ms, fence)
+        raise KafkaError(ErrorCode.rebalance_in_progress)
+    return protocol_name
+
+
+def leaving_members(group: Any, identities: list[tuple[str, str | None]]) -> tuple[list[dict], list[Any]]:
+    """A classic LeaveGroup served by a modern group: the per-member answers (UNKNOWN_MEMBER_ID,
+    FENCED_INSTANCE_ID as Kafka's `classicGroupLeaveToConsumerGroup`) and the members that leave."""
+    answers, leaving = [], []
+    for member_id, instance_id in identities:
+        code = ErrorCode.none
+        try:
+            if instance_id is None:
+                member = group.members.get(member_id)
+                if member is None:
+                    raise KafkaError(ErrorCode.unknown_member_id)
+            else:
+                member = group.static_member(instance_id)
+                if member is None:
+                    raise KafkaError(ErrorCode.unknown_member_id)
+                if member_id and member.member_id != member_id:
+                    raise KafkaError(ErrorCode.fenced_instance_id)
+            if member not in leaving:
+                leaving.append(member)
+        except KafkaError as e:
+            code = e.code
+        answers.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": code})
+    return answers, leaving
 
 
 def describe_as_classic(group: Any, c: "Coordinator", version: int) -> dict:

@@ -234,16 +234,9 @@ def classic_sync(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     """Kafka's `classicGroupSyncToConsumerGroup`: the member's current assignment, as ConsumerProtocol bytes."""
     gid = group.group_id
     try:
+        from .protocol import fence_member_by_id
         member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
-        if req.generation_id != member.member_epoch:
-            raise KafkaError(ErrorCode.illegal_generation)
-        protocol_name = member.classic_member_metadata.supported_protocols[0][0]
-        ptype, pname = get(req, "protocol_type"), get(req, "protocol_name")
-        if (ptype is not None and ptype != CONSUMER_PROTOCOL_TYPE) or (pname is not None and pname != protocol_name):
-            raise KafkaError(ErrorCode.inconsistent_group_protocol)
-        if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
-            _schedule_join_timeout_if_absent(c, gid, member.member_id, member.rebalance_timeout_ms)
-            raise KafkaError(ErrorCode.rebalance_in_progress)
+        protocol_name = bridge.check_classic_sync(c, "consumer", group, member, req, fence_member_by_id)
     except KafkaError as e:
         future.complete({"error_code": e.code, "assignment": b"", "protocol_type": None, "protocol_name": None})
         return Result(replay=False)
@@ -273,25 +266,7 @@ def classic_heartbeat(group: ConsumerGroup, c: "Coordinator", req: Any) -> Error
 def classic_leave(group: ConsumerGroup, c: "Coordinator", identities: list[tuple[str, str | None]]):
     """Kafka's `classicGroupLeaveToConsumerGroup`: per-member answers, then one fencing."""
     from .protocol import fence_members
-    answers, leaving = [], []
-    for member_id, instance_id in identities:
-        code = ErrorCode.none
-        try:
-            if instance_id is None:
-                member = group.members.get(member_id)
-                if member is None:
-                    raise KafkaError(ErrorCode.unknown_member_id)
-            else:
-                member = group.static_member(instance_id)
-                if member is None:
-                    raise KafkaError(ErrorCode.unknown_member_id)
-                if member_id and member.member_id != member_id:
-                    raise KafkaError(ErrorCode.fenced_instance_id)
-            if member not in leaving:
-                leaving.append(member)
-        except KafkaError as e:
-            code = e.code
-        answers.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": code})
+    answers, leaving = bridge.leaving_members(group, identities)
     result = fence_members(c, group, leaving, None)
     return ErrorCode.none, answers, result
 

@@ -311,16 +311,7 @@ def classic_sync(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
     gid = group.group_id
     try:
         member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
-        if req.generation_id != member.member_epoch:
-            raise KafkaError(ErrorCode.illegal_generation)
-        protocol_name = member.classic_member_metadata.supported_protocols[0][0]
-        ptype, pname = get(req, "protocol_type"), get(req, "protocol_name")
-        if (ptype is not None and ptype != CONSUMER_PROTOCOL_TYPE) or (pname is not None and pname != protocol_name):
-            raise KafkaError(ErrorCode.inconsistent_group_protocol)
-        if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
-            bridge.schedule_join_timeout_if_absent(c, KIND, gid, member.member_id, member.rebalance_timeout_ms,
-                                                   P.fence_member_by_id)
-            raise KafkaError(ErrorCode.rebalance_in_progress)
+        protocol_name = bridge.check_classic_sync(c, KIND, group, member, req, P.fence_member_by_id)
         sub, _ = decode_subscription(member.classic_member_metadata.supported_protocols[0][1])
         info = decode_subscription_info(sub.user_data or b"")
     except KafkaError as e:
@@ -359,25 +350,7 @@ def classic_leave(group: StreamsGroup, c: "Coordinator", identities: list[tuple[
     from .protocol import fence_members
     if not migration_enabled(c):
         return ErrorCode.unknown_member_id, [], Result(replay=False)
-    answers, leaving = [], []
-    for member_id, instance_id in identities:
-        code = ErrorCode.none
-        try:
-            if instance_id is None:
-                member = group.members.get(member_id)
-                if member is None:
-                    raise KafkaError(ErrorCode.unknown_member_id)
-            else:
-                member = group.static_member(instance_id)
-                if member is None:
-                    raise KafkaError(ErrorCode.unknown_member_id)
-                if member_id and member.member_id != member_id:
-                    raise KafkaError(ErrorCode.fenced_instance_id)
-            if member not in leaving:
-                leaving.append(member)
-        except KafkaError as e:
-            code = e.code
-        answers.append({"member_id": member_id, "group_instance_id": instance_id, "error_code": code})
+    answers, leaving = bridge.leaving_members(group, identities)
     result = fence_members(c, group, leaving, None) if leaving else Result(replay=False)
     return ErrorCode.none, answers, result
 
