@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, ReplayError
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, member_tombstone_allowed, replay_group_tombstone,
+                                  replay_target, replay_target_epoch)
 from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
@@ -25,8 +26,7 @@ def persisted_group(c: "Coordinator", group_id: str, create: bool) -> StreamsGro
 
 
 def _target(c: "Coordinator", entry: Any) -> tuple[Any, Any, StreamsGroup | None]:
-    key, value = entry.record.key, entry.record.value
-    return key, value, persisted_group(c, key.group_id, value is not None)
+    return replay_target(c, entry, StreamsGroup, lambda: StreamsGroup(entry.record.key.group_id, c.cluster))
 
 
 @replays(R.StreamsGroupMetadata)
@@ -35,11 +35,7 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
     if group is None:
         return
     if value is None:
-        if group.members or group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but the group still "
-                              "has members or target assignments.")
-        group.deleted = True
-        del c.groups[key.group_id]
+        replay_group_tombstone(c, group, key.group_id)
         return
     if value.epoch > group.group_epoch:
         group.rebalances += 1
@@ -72,14 +68,8 @@ def _member(c: "Coordinator", entry: Any) -> None:
         return
     old = group.members.get(key.member_id)
     if value is None:
-        if old is None:
+        if not member_tombstone_allowed(group, key.member_id, "StreamsGroup"):
             return
-        if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
-            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
-                              "StreamsGroupCurrentMemberAssignmentValue tombstone.")
-        if key.member_id in group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete member {key.member_id} but did not receive "
-                              "StreamsGroupTargetAssignmentMemberValue tombstone.")
         group.remove_member(key.member_id)
         if old.user_endpoint is not None:
             group.endpoint_information_epoch += 1   # its endpoint leaves the IQ map
@@ -95,15 +85,8 @@ def _member(c: "Coordinator", entry: Any) -> None:
 @replays(R.StreamsGroupTargetAssignmentMetadata)
 def _target_epoch(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is None:
-        return
-    if value is None:
-        if group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
-                              f"{key.group_id} but members still have a target assignment.")
-        group.assignment_epoch = -1
-        return
-    group.assignment_epoch = value.assignment_epoch
+    if group is not None:
+        replay_target_epoch(group, key.group_id, value)
 
 
 @replays(R.StreamsGroupTargetAssignmentMember)
@@ -137,4 +120,4 @@ def _current(c: "Coordinator", entry: Any) -> None:
     group.update_member(new)
 
 
-__all__ = ["ReplayError", "persisted_group"]
+__all__ = ["persisted_group"]
