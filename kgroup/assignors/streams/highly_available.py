@@ -76,9 +76,16 @@ def standby_rank(placement: Placement, task: TaskId, holders: list[str],
     """Caught-up first, then the most state (largest offset); among equals the previous active
     owner, then previous standby/warm-up holders, then processes known by offsets only."""
     process, offset = placement.process, placement.offset
+    owner = placement.prev_active.get(task)
+    if not placement.spec.task_offsets:
+        # No offsets anywhere: nothing is caught up and every offset is 0, so the order below
+        # is the previous owner, then the holders (already in member id order), no sort needed.
+        ranked: list[Candidate] = [(m, process[m]) for m in holders]
+        if owner is not None and owner in placement.is_eligible:
+            ranked.insert(0, (owner, process[owner]))
+        return ranked
     caught = placement.caught.get(task, ())
     keyed = []
-    owner = placement.prev_active.get(task)
     if owner is not None and owner in placement.is_eligible:
         p = process[owner]
         keyed.append((p not in caught, -offset(p, task), 0, owner, owner, p))
