@@ -272,18 +272,36 @@ def test_restart_with_a_bumped_topology_epoch_in_one_step():
     sim = Simulation(c)
     apps = {n: sim.add(app(c, n, v0)) for n in "ABC"}
     sim.run_until_stable("app")
+    # KIP-1071: from C's rejoin with epoch 1 on, A and B (stale) get no new task *assigned*.
+    # Between C's leave and its rejoin (one tick) their targets may have taken some of C's tasks
+    # (they were current then), which they may come to own only after the rejoin: so the
+    # baseline is their target just before the rejoin, read after every exchange.
+    ids = {n: apps[n].threads[0].member_id for n in "AB"}
+    latest: dict[str, frozenset] = {}
+    before: dict[str, frozenset] = {}
+    after: list[dict[str, frozenset]] = []
+
+    def watch(x) -> None:
+        req = x.request
+        if (not before and x.consumer == "C-1" and req is not None and req.member_epoch == 0
+                and req.topology is not None and req.topology.epoch == 1):
+            before.update(latest)
+        targets = group(c).target_assignment
+        latest.update({n: targets[ids[n]].active_ids() for n in "AB" if ids[n] in targets})
+        if before:
+            after.append(dict(latest))
+    sim.observe(watch)
     apps["C"].restart(v0.with_epoch(1))
     sim.run_until_stable("app")
-    # From the tick C rejoined with epoch 1 on, A and B (stale) take no new task. (Between C's
-    # leave and its rejoin they may have taken some of C's: they were current then.)
     c_thread = apps["C"].threads[0]
     rejoined = next(h.time for h in c_thread.heartbeats
                     if h.request.member_epoch == 0 and h.request.topology.epoch == 1)
     rejoined -= sim.start
+    assert set(before) == {"A", "B"} and after
     for n in "AB":
-        rows = [(when, o) for when, k, o, _, _ in sim.samples if k == f"{n}-1" and when >= rejoined]
-        base = rows[0][1]
-        assert all(o <= base for _, o in rows)
+        assert all(targets[n] <= before[n] for targets in after)
+        rows = [o for when, k, o, _, _ in sim.samples if k == f"{n}-1" and when >= rejoined]
+        assert all(o <= rows[0] | before[n] for o in rows)
     assert sorted(len(x.tasks()["active"]) for x in apps.values()) == [3, 3, 3]
     assert apps["C"].threads[0].incarnation == 2 and group(c).topology.epoch == 1
 

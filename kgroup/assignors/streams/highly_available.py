@@ -1,86 +1,194 @@
-"""The `highly_available` task assignor (KIP-1071; in the spirit of Kafka Streams'
-`HighAvailabilityTaskAssignor`, on the broker and per member).
+"""The ``highly_available`` task assignor of KIP-1071: in the spirit of Kafka Streams'
+client-side ``HighAvailabilityTaskAssignor`` (KIP-441), applied per member on the broker with
+the ``sticky`` assignor's placement engine (:mod:`.sticky`).
 
-The aim is that a stateful task is always processed by a member whose state is caught up
-(its lag within acceptable.recovery.lag), while the load still evens out over time:
+A stateful task should be processed by a member whose process is *caught up* on it (changelog
+lag within ``acceptable_recovery_lag``, see :func:`~.api.is_caught_up`), while the load evens
+out over a few assignments with the help of *warm-up* tasks:
 
-1. the balanced, sticky assignment is computed first (as `sticky` does): that is where every
-   active task *should* run;
-2. a stateful task whose balanced owner is **not** caught up, while another eligible member's
-   process is, stays active on the caught-up member (its previous owner first) and the balanced
-   owner gets a **warm-up** task instead — at most `num_warmup_replicas` in the whole group,
-   existing warm-ups kept first;
-3. standbys go to the most caught-up processes first (then the least loaded).
+1. **active, caught up first**: as ``sticky`` (dynamic per-member quota), but a previous owner
+   whose process is not caught up keeps the task only until an eligible member of a caught-up
+   process with room takes it; unowned tasks go to caught-up processes first (previous
+   standby/warm-up holders first), else — nobody caught up — to the process with the most
+   state (largest offset), else to the least-loaded member. Stateless tasks: as ``sticky``.
+2. **warm-ups**: where the balanced owner is *not* caught up while a caught-up process exists
+   (whose members were over quota), the caught-up member — the previous owner first — keeps
+   the active task and the balanced owner gets a warm-up task instead, to catch up. At most
+   ``num_warmup_replicas`` warm-ups in the whole group; existing warm-ups first. Without a
+   warm-up left, balance wins and the task moves to the not-caught-up member.
+3. **standbys**: as ``sticky``, but candidates ranked caught up first, then by offset
+   (most state first), then previous role; the rest go to the least loaded.
 
-So a warm-up that has caught up is next time balanced onto its member as the active task (or
-kept as a standby, or dropped): KIP-1071's invariant. Stateless tasks are placed as by `sticky`.
+So a warm-up that has caught up becomes the active task next time (if balance allows), or a
+standby (it ranks first for one), or is dropped: it is never kept as a warm-up. Warm-ups go
+only to members with the group's topology epoch, and count towards no quota.
+
+Deviation from Kafka Streams: its assignor balances per client (process) and lets a caught-up
+client keep the task however unbalanced the group is; here balance (the sticky quota) wins once
+the warm-up budget is used up, as KIP-1071's broker-side assignors balance per member.
 """
 from __future__ import annotations
 
-from .api import GroupSpec, TaskId, TaskSets, is_caught_up
-from .sticky import Placement
+from kgroup.gcpause import gc_paused
+
+from .api import GroupSpec, TaskId, TaskSets
+from .sticky import Candidate, Placement, Quota
+
+__all__ = ["HighlyAvailableTaskAssignor"]
+
+
+def _caught_up_processes(placement: Placement) -> dict[TaskId, set[str]]:
+    """Stateful task -> the processes of this group caught up on it."""
+    spec = placement.spec
+    ends, lag, stateful = spec.task_end_offsets, spec.acceptable_recovery_lag, placement.stateful
+    caught: dict[TaskId, set[str]] = {}
+    if not ends:
+        return caught                      # unknown end offsets are never caught up
+    for t, entries in placement.offset_processes.items():
+        end = ends.get(t)
+        if end is None or t[0] not in stateful:
+            continue
+        for offset, p in entries:
+            if end - offset <= lag:
+                caught.setdefault(t, set()).add(p)
+    return caught
+
+
+def active_rank(placement: Placement, task: TaskId, holders: list[str],
+                offset_processes: list[tuple[int, str]]) -> list[Candidate]:
+    """Caught-up previous standby/warm-up holders, then other caught-up processes (most
+    caught up first); then the rest by offset (most state first), members before processes."""
+    process, offset = placement.process, placement.offset
+    caught = placement.caught.get(task, ())
+    keyed = []
+    for m in holders:
+        p = process[m]
+        up = p in caught
+        keyed.append((0, 0, -offset(p, task), m, m, p) if up else (1, -offset(p, task), 0, m, m, p))
+    for o, p in offset_processes:
+        keyed.append((0, 1, -o, p, None, p) if p in caught else (1, -o, 1, p, None, p))
+    keyed.sort(key=lambda k: k[:4])
+    return [(k[4], k[5]) for k in keyed]
+
+
+def standby_rank(placement: Placement, task: TaskId, holders: list[str],
+                 offset_processes: list[tuple[int, str]]) -> list[Candidate]:
+    """Caught-up first, then the most state (largest offset); among equals the previous active
+    owner, then previous standby/warm-up holders, then processes known by offsets only."""
+    process, offset = placement.process, placement.offset
+    owner = placement.prev_active.get(task)
+    if not placement.spec.task_offsets:
+        # No offsets anywhere: nothing is caught up and every offset is 0, so the order below
+        # is the previous owner, then the holders (already in member id order), no sort needed.
+        ranked: list[Candidate] = [(m, process[m]) for m in holders]
+        if owner is not None and owner in placement.is_eligible:
+            ranked.insert(0, (owner, process[owner]))
+        return ranked
+    caught = placement.caught.get(task, ())
+    keyed = []
+    if owner is not None and owner in placement.is_eligible:
+        p = process[owner]
+        keyed.append((p not in caught, -offset(p, task), 0, owner, owner, p))
+    for m in holders:
+        p = process[m]
+        keyed.append((p not in caught, -offset(p, task), 1, m, m, p))
+    for o, p in offset_processes:
+        keyed.append((p not in caught, -o, 2, p, None, p))
+    keyed.sort(key=lambda k: k[:4])
+    return [(k[4], k[5]) for k in keyed]
 
 
 class HighlyAvailableTaskAssignor:
-    """See the module docstring."""
+    """KIP-1071's ``highly_available`` assignor: see the module docstring."""
 
     name = "highly_available"
 
     def assign(self, spec: GroupSpec) -> dict[str, TaskSets]:
-        p = Placement(spec)
-        p.keep_active(p.active_quotas())
-        p.fill_active(p.tasks)
-        eligible = set(p.eligible)
+        """Member id -> active, standby and warm-up tasks, for every member of ``spec``."""
+        with gc_paused():
+            placement = Placement(spec)
+            placement.caught = _caught_up_processes(placement)
+            self._assign_active(placement)
+            self._place_warmups(placement)
+            placement.assign_standby(standby_rank, prefer_previous_owner=False)
+            return placement.result()
 
-        def caught_up(member: str, task: TaskId) -> bool:
-            return is_caught_up(spec, p.process[member], task)
+    def __repr__(self) -> str:
+        return self.name
 
-        def offset(member: str, task: TaskId) -> int:
-            return spec.task_offsets.get(p.process[member], {}).get(task, -1)
+    # -- active tasks --------------------------------------------------------------------
+    @staticmethod
+    def _caught_up_elsewhere(placement: Placement, task: TaskId, member: str) -> bool:
+        """Is ``member``'s process not caught up on ``task`` while an eligible member's is?"""
+        caught = placement.caught.get(task)
+        if not caught or placement.process[member] in caught:
+            return False
+        return any(p in placement.eligible_of for p in caught)
 
-        # Which processes are caught up on which task, and their members (one pass over the offsets).
-        members_of: dict[str, list[str]] = {}
-        for m in p.members:
-            members_of.setdefault(p.process[m], []).append(m)
-        caught_up_on: dict[TaskId, list[str]] = {}
-        for process, offsets in spec.task_offsets.items():
-            if process in members_of:
-                for t in offsets:
-                    if t in p.valid and t[0] in p.stateful and is_caught_up(spec, process, t):
-                        caught_up_on.setdefault(t, []).append(process)
+    def _assign_active(self, placement: Placement) -> None:
+        quota = Quota(len(placement.tasks), len(placement.members))
+        placement.keep_previous_active(quota)
+        if placement.caught:
+            # A previous owner that is not caught up keeps the task only while no caught-up
+            # member has room for it.
+            soft = [t for t in placement.owner
+                    if self._caught_up_elsewhere(placement, t, placement.owner[t])]
+            soft.sort()
+            soft.sort(key=lambda t: t[1])
+            for t in soft:
+                owner = placement.owner[t]
+                for m, p in placement.candidates(t, active_rank):
+                    if p not in placement.caught[t]:
+                        break                  # candidates are ranked caught-up first
+                    if m is None:
+                        m = placement.room_in(p, quota.value)
+                        if m is None:
+                            continue
+                    elif m not in placement.is_eligible or placement.count[m] >= quota.value:
+                        continue
+                    placement.take_active(owner, t)
+                    quota.reached(placement.give_active(m, t))
+                    break
+        placement.place_with_candidates(quota, active_rank)
+        placement.fill_active()
 
-        # 2. Keep (or put) a stateful task on a caught-up member while its balanced owner warms up.
-        budget = spec.num_warmup_replicas
-        moves: list[tuple[TaskId, str, str]] = []   # (task, balanced owner, caught-up member)
-        for t, processes in caught_up_on.items():
-            owner = p.owner.get(t)
-            if owner is None or p.process[owner] in processes:
-                continue
-            previous = p.prev_active.get(t, [])
-            candidates = [m for proc in processes for m in members_of[proc] if m in eligible or m in previous]
-            if not candidates:
-                continue
-            keeper = min(candidates, key=lambda m: (m not in previous, m not in p.prev_standby.get(t, []),
-                                                    -offset(m, t), len(p.active[m]), m))
-            moves.append((t, owner, keeper))
-        # Existing warm-ups first, so a warm-up in progress is not restarted elsewhere.
-        moves.sort(key=lambda mv: (mv[1] not in p.prev_warmup.get(mv[0], []), mv[0]))
-        for t, owner, keeper in moves:
+    # -- warm-up tasks -------------------------------------------------------------------
+    def _place_warmups(self, placement: Placement) -> None:
+        budget = placement.spec.num_warmup_replicas
+        if budget <= 0 or not placement.caught:
+            return
+        moves = []
+        for t, owner in placement.owner.items():
+            if owner in placement.is_eligible and self._caught_up_elsewhere(placement, t, owner):
+                # existing warm-ups first, so a restore in progress is not restarted elsewhere
+                moves.append((owner not in placement.prev_warmup.get(t, ()), t[1], t[0], t, owner))
+        moves.sort()
+        for *_, t, target in moves:
             if budget <= 0:
                 break
-            if p.process[keeper] == p.process[owner]:
+            keeper = self._keeper(placement, t)
+            if keeper is None:
                 continue
-            p.take_active(owner, t)
-            p.give_active(keeper, t)
-            if owner in eligible:
-                p.give_warmup(owner, t)
-                budget -= 1
+            placement.take_active(target, t)
+            placement.give_active(keeper, t)
+            placement.give_warmup(target, t)
+            budget -= 1
 
-        # 3. Standbys on the most caught-up processes first.
-        def rank(t: TaskId) -> list[str]:
-            return sorted(p.eligible, key=lambda m: (not caught_up(m, t), -offset(m, t), len(p.standby[m]), m))
-        p.place_standbys(rank if spec.task_offsets else None)
-        return p.result()
-
-
-__all__ = ["HighlyAvailableTaskAssignor"]
+    @staticmethod
+    def _keeper(placement: Placement, task: TaskId) -> str | None:
+        """The caught-up member that processes ``task`` while its target warms up: the previous
+        owner (even a stale one: it keeps a task it had), else an eligible member of a caught-up
+        process, previous standby/warm-up holders first, most caught up, least loaded."""
+        caught = placement.caught[task]
+        process = placement.process
+        previous = placement.prev_active.get(task)
+        if previous is not None and process[previous] in caught:
+            return previous
+        holders = set(placement.prev_standby.get(task, ()))
+        best, best_key = None, None
+        for p in caught:
+            for m in placement.eligible_of.get(p, ()):
+                key = (m not in holders, -placement.offset(p, task), placement.count[m], m)
+                if best_key is None or key < best_key:
+                    best, best_key = m, key
+        return best
