@@ -500,3 +500,19 @@ def test_draft_defaults_profile(profile, locks, sessions):
     assert sp.record_lock_limit() == locks and session_cache(c).max_sessions == sessions
     c2, _, sp2 = sp_with([1], profile=profile, config={"group.share.record.lock.partition.limit": 300})
     assert sp2.record_lock_limit() == 300
+
+
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_acknowledging_offsets_the_spso_left_behind_is_invalid_record_state(profile):
+    """Kafka's SharePartition.fetchSubMapForAcknowledgementBatch: no cached batch at or before the
+    request's first offset (and the start offset not inside it) -> INVALID_RECORD_STATE; a late
+    acknowledgement after another consumer finished the records changes nothing."""
+    c, per, sp = sp_with([3], profile=profile)
+    sp.acquire(A)
+    c.advance(30_000)                                      # A's lock elapses
+    sp.acquire(B)
+    assert sp.acknowledge(B, [(0, 2, (ACCEPT,))]) == (ErrorCode.none, None) and sp.spso == 3
+    writes = len(per.writes())
+    code, message = sp.acknowledge(A, [(0, 2, (ACCEPT,))])
+    assert code == ErrorCode.invalid_record_state and "not found in the cache" in message
+    assert len(per.writes()) == writes and sp.spso == 3

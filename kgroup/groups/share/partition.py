@@ -409,9 +409,10 @@ class SharePartition:
         acknowledge types) per batch, types one for the whole range or one per offset
         (0 gap, 1 accept, 2 release, 3 reject). Every record must be Acquired by the member,
         else INVALID_RECORD_STATE and nothing changes; offsets past the in-flight records are
-        INVALID_REQUEST (Kafka's SharePartition.acknowledge). Offsets below the SPSO are
-        skipped. Then the SPSO moves past leading Acknowledged/Archived records and the
-        changed states are written; if the write fails, nothing changed."""
+        INVALID_REQUEST (Kafka's SharePartition.acknowledge). Offsets below the SPSO are skipped
+        where a batch reaches above it, INVALID_RECORD_STATE where none of it is held any more.
+        Then the SPSO moves past leading Acknowledged/Archived records and the changed states
+        are written; if the write fails, nothing changed."""
         try:
             plan = self._plan_acknowledge(member_id, batches)
         except ShareStateError as e:
@@ -434,6 +435,11 @@ class SharePartition:
                 raise ShareStateError(ErrorCode.invalid_request, "Acknowledgement batches must be ordered and disjoint.")
             prev_last = last
             if last < spso:
+                # Kafka's SharePartition.fetchSubMapForAcknowledgementBatch: offsets the cache no
+                # longer holds (the SPSO moved past them) cannot be acknowledged any more.
+                if not any(b.first <= last and first <= b.last for b in below):
+                    raise ShareStateError(ErrorCode.invalid_record_state,
+                                          "Batch record not found. The request batch offsets are not found in the cache.")
                 plan.append((None, first, last, types, first))
                 continue
             if not cache:
