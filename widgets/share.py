@@ -54,11 +54,15 @@ def strip_chart(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, *, spso: int, 
         x=x, color=colour, tooltip=["offset", "state", "delivery_count", "lock_holder"])
     counts = base.mark_text(fontWeight="bold", dy=-7).encode(x=x, text="count_text:N")
     holders = base.mark_text(dy=9, fontSize=9, color="#222").encode(x=x, text="lock_holder:N")
-    markers = pd.DataFrame([{"offset_label": str(spso), "marker": "▼ SPSO = SPEO"}] if spso == speo else
-                           [{"offset_label": str(spso), "marker": "▼ SPSO"},
-                            {"offset_label": str(speo), "marker": "▼ SPEO"}])
-    marks = alt.Chart(markers).mark_text(fontWeight="bold", dy=-33, color="#222").encode(
-        x=alt.X("offset_label:N", sort=order), text="marker:N")
+    # SPSO's label runs to the left of its arrow, SPEO's to the right, so adjacent ones never overlap
+    if spso == speo:
+        markers = [(spso, "▼ SPSO = SPEO", "center", 0)]
+    else:
+        markers = [(spso, "SPSO ▼", "right", 6), (speo, "▼ SPEO", "left", -6)]
+    marks = alt.layer(*[alt.Chart(pd.DataFrame([{"offset_label": str(o), "marker": text}]))
+                        .mark_text(fontWeight="bold", dy=-33, dx=dx, align=align, color="#222")
+                        .encode(x=alt.X("offset_label:N", sort=order), text="marker:N")
+                        for o, text, align, dx in markers])
     return (alt.layer(cells, counts, holders, marks, title=f"{title} (SPSO={spso}, SPEO={speo})")
             .properties(width=alt.Step(40), height=44))
 
