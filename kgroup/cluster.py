@@ -92,6 +92,10 @@ class Cluster:
         #: coordinator attaches its own); None: timestamp 0
         self.clock: Any = None
         self._next_producer_id = 1000
+        #: the cluster's ACLs (Kafka keeps them in the cluster metadata); coordinators check
+        #: them only when built with `authorizer=True`
+        from kgroup.authorizer import Authorizer
+        self.authorizer = Authorizer()
         for name, partitions in (topics or {}).items():
             self.create_topic(name, partitions)
 
