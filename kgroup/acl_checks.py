@@ -45,7 +45,7 @@ GAF = ErrorCode.group_authorization_failed
 TAF = ErrorCode.topic_authorization_failed
 CAF = ErrorCode.cluster_authorization_failed
 INVALID_OFFSET = -1
-GROUP_RESOURCE = 16  # ConfigResource.Type.GROUP
+GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP
 Proceed = Callable[[Any], Result]
 
 
