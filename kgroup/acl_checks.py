@@ -96,7 +96,8 @@ def _interleave(flags: list[bool], answered: list, denied: Callable[[int], Any])
     """Answers in request order: the handler's for the allowed items (in order), `denied(i)`
     for the others."""
     it = iter(answered)
-    return [next(it) if ok else denied(i) for i, ok in enumerate(flags)]
+    out = [next(it, None) if ok else denied(i) for i, ok in enumerate(flags)]
+    return [x for x in out if x is not None] + list(it)  # whatever the handler added, kept
 
 
 def _per_item(c: "Coordinator", req: Any, proceed: Proceed, *, field: str, answer_field: str, allowed,
@@ -426,14 +427,13 @@ def _describe_share_offsets(c: "Coordinator", req: Any, version: int, proceed: P
             if a.get("error_code", ErrorCode.none) == ErrorCode.none:
                 if g.topics is None:
                     a["topics"] = [t for t in a.get("topics") or () if _topic(c, Op.DESCRIBE, t["topic_name"])]
-                else:
-                    it = iter(a.get("topics") or ())
-                    a["topics"] = [next(it) if topic_ok(t) else {
+                else:  # the denied topics after the others, as KafkaApis adds them
+                    a["topics"] = list(a.get("topics") or ()) + [{
                         "topic_name": t.topic_name, "topic_id": c.cluster.topic_id(t.topic_name)
                         if t.topic_name in c.cluster else None,
                         "partitions": [{"partition_index": p, "start_offset": INVALID_OFFSET, "leader_epoch": -1,
                                         "lag": -1, "error_code": TAF} for p in t.partitions]}
-                        for t in g.topics]
+                        for t in g.topics if not topic_ok(t)]
             out.append(a)
         data["groups"] = out
         return data

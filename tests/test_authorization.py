@@ -168,6 +168,13 @@ def test_offset_commit_group_denied_every_partition_gets_group_authorization_fai
     assert c.position == 0
 
 
+def test_offset_commit_needs_read_not_describe_on_the_group():
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "*", "READ")
+    assert codes(commit(c, "g", {("orders", 0): 1})) == {("orders", 0): GAF} and c.position == 0
+
+
 @pytest.mark.parametrize("version", [9, 10])
 def test_offset_commit_topic_denied_per_partition_the_rest_is_committed(version):
     # KafkaApis.handleOffsetCommitRequest: unauthorized topics get TOPIC_AUTHORIZATION_FAILED
@@ -304,6 +311,18 @@ def test_consumer_group_heartbeat_needs_read_on_group_and_describe_on_subscribed
     assert r.error_code == TAF and c.position == 0
     acls(c).allow(ALICE, "TOPIC", "*", "DESCRIBE")
     assert _cg_join(c, ["orders", "payments"]).error_code == E.none and c.position > 0
+
+
+def test_consumer_group_regex_matches_only_describable_topics():
+    # Kafka 4.1 GroupMetadataManager.refreshRegularExpressions filters by topic DESCRIBE (KAFKA-18813)
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "g", "READ")
+    acls(c).allow(ALICE, "TOPIC", "orders", "DESCRIBE")
+    r = send(c, "ConsumerGroupHeartbeat", 1, group_id="g", member_id=str(uuid.UUID(int=1)), member_epoch=0,
+             instance_id=None, rack_id=None, rebalance_timeout=30_000, subscribed_topic_names=None,
+             subscribed_topic_regex=".*", server_assignor=None, topic_partitions=[])
+    assert r.error_code == E.none
+    assert {r: v.topics for r, v in c.groups["g"].resolved_regexes.items()} == {".*": frozenset({"orders"})}
 
 
 def test_consumer_group_describe_authorized_operations_and_hidden_topics():
