@@ -18,6 +18,7 @@ Handlers never change state; replay (`_replay`) is the only code that does.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import random
 import uuid
@@ -108,6 +109,8 @@ class Coordinator:
         self.soft_state: dict[str, Any] = {}
         self.request_context = RequestContext()
         self._handling = 0  # how many requests are being served (a request may send another)
+        #: who sends requests that name no principal (`acting_as`)
+        self.default_principal = ANONYMOUS
         self._ids = random.Random(seed)
         self._readonly = False
         self._snapshots: dict[tuple, Coordinator] = {}
@@ -141,7 +144,7 @@ class Coordinator:
 
     # -- requests -----------------------------------------------------------------
     def handle(self, request: Any, *, client_id: str = "kgroup", client_host: str = "/127.0.0.1",
-               principal: str = ANONYMOUS) -> Any:
+               principal: str | None = None) -> Any:
         """Serve one kio request; returns the kio response of the same API and version.
 
         JoinGroup and SyncGroup return a `PendingResponse` instead (`.done`, `.response`):
@@ -152,6 +155,7 @@ class Coordinator:
         self._check_writable()
         # a request sent while serving another (the share persister's) must not change
         # whose request the outer one is
+        principal = self.default_principal if principal is None else principal
         outer, self.request_context = self.request_context, RequestContext(client_id, client_host, principal)
         try:
             return self._handle(request)
@@ -186,6 +190,16 @@ class Coordinator:
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
         return response
+
+    @contextlib.contextmanager
+    def acting_as(self, principal: str):
+        """Requests sent without a `principal` inside the block come from `principal`, e.g.
+        an `Admin` or a simulated client: `with c.acting_as("User:alice"): admin.delete_groups(["g"])`."""
+        previous, self.default_principal = self.default_principal, principal
+        try:
+            yield self
+        finally:
+            self.default_principal = previous
 
     def authorize(self, operation: Any, resource_type: Any, name: str) -> bool:
         """Whether the current request's principal may do `operation` on the resource

@@ -519,3 +519,15 @@ def test_allow_all_gives_the_same_answers_as_no_authorizer():
                                                              "member_epoch": -1, "topics": None}],
                                require_stable=False))
     assert f(c1) == f(c2)
+
+
+def test_acting_as_gives_admin_and_clients_a_principal():
+    from kgroup.admin import Admin
+    c = coord()
+    _committed(c)
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    admin = Admin(c)
+    assert admin.list_groups() == []  # anonymous may describe nothing
+    with c.acting_as(ALICE):
+        assert [g["group_id"] for g in admin.list_groups()] == ["g"]
+    assert c.default_principal == "User:ANONYMOUS"
