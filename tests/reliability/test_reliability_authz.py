@@ -241,3 +241,46 @@ def test_broker_principal_is_a_super_user_for_the_share_state_apis():
     req = request("InitializeShareGroupState", 0, group_id="g",
                   topics=[{"topic_id": tid, "partitions": [{"partition": 0, "state_epoch": 0, "start_offset": 0}]}])
     assert c.handle(req, principal=BROKER_PRINCIPAL).results[0].partitions[0].error_code == E.none
+
+
+@profile_settings()
+@given(acls=st.lists(acl_st, max_size=6), principal=st.sampled_from(PRINCIPALS),
+       group=st.one_of(st.sampled_from(GROUPS + [""]), st.text(max_size=12)),
+       topics=st.lists(st.one_of(st.sampled_from(TOPICS), st.text(max_size=8)), min_size=1, max_size=3, unique=True),
+       api=st.sampled_from(["OffsetCommit", "OffsetFetch", "OffsetDelete", "DescribeGroups", "DeleteGroups",
+                            "JoinGroup", "ConsumerGroupHeartbeat"]))
+def test_odd_names_under_acls_get_error_codes_and_denied_writes_nothing(acls, principal, group, topics, api):
+    """Odd group and topic names (empty, unknown, unicode) from callers under random ACLs: an
+    answer with error codes every time, and a request denied on its group writes nothing."""
+    c = Coordinator(cluster=Cluster({t: 2 for t in TOPICS}, seed=7), profile="kafka", authorizer=True)
+    for acl in acls:
+        c.cluster.authorizer.add(**acl)
+    parts = [{"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": -1, "committed_metadata": ""}]
+    reqs = {
+        "OffsetCommit": lambda: request("OffsetCommit", 9, group_id=group, generation_id_or_member_epoch=-1,
+                                        member_id="", topics=[{"name": t, "partitions": parts} for t in topics]),
+        "OffsetFetch": lambda: request("OffsetFetch", 9, require_stable=False, groups=[
+            {"group_id": group, "member_id": None, "member_epoch": -1,
+             "topics": [{"name": t, "partition_indexes": [0]} for t in topics]}]),
+        "OffsetDelete": lambda: request("OffsetDelete", 0, group_id=group,
+                                        topics=[{"name": t, "partitions": [{"partition_index": 0}]} for t in topics]),
+        "DescribeGroups": lambda: request("DescribeGroups", 5, groups=[group], include_authorized_operations=True),
+        "DeleteGroups": lambda: request("DeleteGroups", 2, groups_names=[group]),
+        "JoinGroup": lambda: request("JoinGroup", 9, group_id=group, session_timeout=10_000, rebalance_timeout=10_000,
+                                     member_id="", group_instance_id=None, protocol_type="consumer",
+                                     protocols=[{"name": "range", "metadata": b""}]),
+        "ConsumerGroupHeartbeat": lambda: request(
+            "ConsumerGroupHeartbeat", 1, group_id=group, member_id="m" * 22, member_epoch=0, instance_id=None,
+            rack_id=None, rebalance_timeout=30_000, subscribed_topic_names=topics, subscribed_topic_regex=None,
+            server_assignor=None, topic_partitions=[]),
+    }
+    op = {"DescribeGroups": Op.DESCRIBE, "OffsetFetch": Op.DESCRIBE, "OffsetDelete": Op.DELETE,
+          "DeleteGroups": Op.DELETE}.get(api, Op.READ)
+    r = c.handle(reqs[api](), principal=principal)
+    r = r.response if hasattr(r, "done") else r
+    assert r is not None
+    if not c.cluster.authorizer.authorize(principal, op, R.GROUP, group, "127.0.0.1"):
+        assert c.position == 0
+        flat = repr(r)
+        assert "group_authorization_failed" in flat
+    TOTALS["bad inputs tried"] += 1
