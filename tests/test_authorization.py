@@ -531,3 +531,21 @@ def test_acting_as_gives_admin_and_clients_a_principal():
     with c.acting_as(ALICE):
         assert [g["group_id"] for g in admin.list_groups()] == ["g"]
     assert c.default_principal == "User:ANONYMOUS"
+
+
+def test_a_simulated_consumer_without_read_on_its_group_fails_fatally():
+    # Kafka's consumer: GroupAuthorizationException is fatal (AbstractHeartbeatRequestManager)
+    from kgroup.clients import ConsumerGroupConsumer, Simulation
+    c = coord()
+    acls(c).allow(ALICE, "TOPIC", "*", "DESCRIBE")
+    sim = Simulation(c)
+    consumer = sim.add(ConsumerGroupConsumer(c, "g", ["orders"], name="A"))
+    with c.acting_as(ALICE):
+        sim.run(5_000)
+    assert [e.detail for e in consumer.events if e.kind == "fatal"] == ["GROUP_AUTHORIZATION_FAILED"]
+    assert "g" not in c.groups and c.position == 0
+    acls(c).allow(ALICE, "GROUP", "g", "READ")
+    other = sim.add(ConsumerGroupConsumer(c, "g", ["orders"], name="B"))
+    with c.acting_as(ALICE):
+        sim.run_until_stable("g")
+    assert sorted(p for _, p in other.owned) == [0, 1]
