@@ -17,11 +17,11 @@ What each API needs (Kafka's ACL table and KafkaApis):
 | TxnOffsetCommit | WRITE transactional id; READ group; READ topic |
 | OffsetFetch | DESCRIBE group (per group, KIP-709); DESCRIBE topic (asked: error, all: filtered) |
 | OffsetDelete | DELETE group; READ topic |
-| DescribeGroups, Consumer/Streams/ShareGroupDescribe | DESCRIBE group (per group); authorized operations; DESCRIBE on the topics the group shows (KIP-848 describes) |
+| DescribeGroups, Consumer/Streams/ShareGroupDescribe | DESCRIBE group (per group; StreamsGroupDescribe under profile "kip": READ, as KIP-1071 says); authorized operations; DESCRIBE on the topics the group shows (KIP-848 describes) |
 | ListGroups | DESCRIBE cluster, or else only the groups with DESCRIBE |
 | DeleteGroups | DELETE group (per group) |
 | ConsumerGroupHeartbeat, ShareGroupHeartbeat | READ group; DESCRIBE on every subscribed topic |
-| StreamsGroupHeartbeat | READ group; DESCRIBE on the topology's topics; CREATE (cluster or topic) to create internal topics (kgroup.groups.streams.internal_topics) |
+| StreamsGroupHeartbeat | READ group; DESCRIBE on the topology's topics (profile "kip": DESCRIBE_CONFIGS, as KIP-1071 says); CREATE (cluster or topic) to create internal topics (kgroup.groups.streams.internal_topics) |
 | ShareFetch, ShareAcknowledge | READ group; READ topic (per topic) |
 | Describe/Alter/DeleteShareGroupOffsets | DESCRIBE/READ/DELETE group; DESCRIBE/READ/READ topic |
 | share-state APIs 83-87, WriteTxnMarkers | CLUSTER_ACTION on the cluster |
@@ -259,13 +259,13 @@ def _authorized_operations(c: "Coordinator", group_id: str) -> int:
 
 
 def _describe(c: "Coordinator", req: Any, proceed: Proceed, *, field: str, denied: Callable[[str], dict],
-              topics_of: Callable[[dict], set[str]] | None) -> Result:
+              topics_of: Callable[[dict], set[str]] | None, op: Op = Op.DESCRIBE) -> Result:
     """DESCRIBE on each group; the authorized operations when asked for; and (the KIP-848
     describes) TOPIC_AUTHORIZATION_FAILED for a group showing a topic the caller may not
     describe (KafkaApis: "clients are not allowed to see topics that are not authorized")."""
     include = bool(get(req, "include_authorized_operations", False))
     ids = list(get(req, field) or ())
-    kept, flags = _split(ids, lambda g: _group(c, Op.DESCRIBE, g))
+    kept, flags = _split(ids, lambda g: _group(c, op, g))
 
     def fix(data: dict) -> dict:
         groups = _interleave(flags, list(data.get("groups") or ()), lambda i: denied(ids[i]))
@@ -324,7 +324,8 @@ def _describe_consumer_or_share(c: "Coordinator", req: Any, version: int, procee
 
 @guards(89)
 def _describe_streams(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
-    return _describe(c, req, proceed, field="group_ids", denied=_denied_group, topics_of=_streams_topics)
+    op = Op.READ if c.profile.streams_describe_needs_read else Op.DESCRIBE  # kip: KIP-1071 "Read Group"
+    return _describe(c, req, proceed, field="group_ids", denied=_denied_group, topics_of=_streams_topics, op=op)
 
 
 @guards(16)

@@ -66,6 +66,9 @@ class Profile:
     #: Authorization: StreamsGroupHeartbeat needs DESCRIBE_CONFIGS on every topic of the topology
     #: (kip: KIP-1071 "Required ACL") vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupHeartbeat).
     streams_topic_acl_describe_configs: bool
+    #: Authorization: StreamsGroupDescribe needs READ on the group (kip: KIP-1071 "Required ACL")
+    #: vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupDescribe, as for every other describe).
+    streams_describe_needs_read: bool
 
 
 KIP = Profile(
@@ -89,6 +92,7 @@ KIP = Profile(
     share_consumer_lock_duration=True,
     share_draft_defaults=True,
     streams_topic_acl_describe_configs=True,
+    streams_describe_needs_read=True,
 )
 
 KAFKA = Profile(
@@ -112,6 +116,7 @@ KAFKA = Profile(
     share_consumer_lock_duration=False,
     share_draft_defaults=False,
     streams_topic_acl_describe_configs=False,
+    streams_describe_needs_read=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

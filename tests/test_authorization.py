@@ -385,6 +385,18 @@ def test_streams_internal_topics_need_create_else_reported_missing_and_not_creat
     assert "app-store-changelog" in c.cluster
 
 
+@pytest.mark.parametrize("profile,op", [("kafka", "DESCRIBE"), ("kip", "READ")])
+def test_streams_group_describe_group_acl_by_profile(profile, op):
+    # kip: KIP-1071 StreamsGroupDescribe "Required ACL: Read Group"; kafka: DESCRIBE (KafkaApis)
+    c = coord(profile)
+    acls(c).allow(ALICE, "GROUP", "app", "DESCRIBE" if op == "READ" else "ALTER_CONFIGS")
+    d = lambda: send(c, "StreamsGroupDescribe", 0, group_ids=["app"],  # noqa: E731
+                     include_authorized_operations=False).groups[0].error_code
+    assert d() == GAF
+    acls(c).allow(ALICE, "GROUP", "app", op)
+    assert d() != GAF
+
+
 def test_streams_group_describe_authorized_operations():
     c = coord()
     acls(c).allow(ALICE, "GROUP", "app", "ALL")
