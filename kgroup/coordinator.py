@@ -47,8 +47,8 @@ from kgroup.protocol import api_name, build, get, response_class
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
 import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
-from kgroup.runtime import (COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result, Timers,
-                            handles)
+from kgroup.runtime import (COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result,
+                            Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
