@@ -7,6 +7,8 @@ CLUSTER_AUTHORIZATION_FAILED, ... and no records), or runs the handler on the au
 of the request (`proceed`) and puts the denied parts back into the answer with their error
 (TOPIC_AUTHORIZATION_FAILED per partition, GROUP_AUTHORIZATION_FAILED per group), in the
 request's order. Nothing denied ever reaches a handler, so nothing denied is written.
+Without an authorizer only the describes' guards run, to answer the authorized operations
+when asked (all of them, as Kafka's AuthHelper does without an authorizer).
 
 What each API needs (Kafka's ACL table and KafkaApis):
 
@@ -33,7 +35,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kgroup.authorizer import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_NAME, AclOperation as Op, ResourceType as R
+from kgroup.authorizer import (AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation as Op,
+                               ResourceType as R)
 from kgroup.errors import ErrorCode
 from kgroup.protocol import get, to_data
 from kgroup.runtime import PendingResponse, Result, guards
@@ -254,6 +257,8 @@ def _offset_fetch(c: "Coordinator", req: Any, version: int, proceed: Proceed) ->
 # -- describing and listing groups ------------------------------------------------------------
 
 def _authorized_operations(c: "Coordinator", group_id: str) -> int:
+    if c.authorizer is None:  # AuthHelper.authorizedOperations without an authorizer: all of them
+        return sum(1 << op for op in SUPPORTED_OPERATIONS[R.GROUP])
     ctx = c.request_context
     return c.authorizer.authorized_operations(ctx.principal, R.GROUP, group_id, ctx.client_host.lstrip("/"))
 
@@ -264,6 +269,8 @@ def _describe(c: "Coordinator", req: Any, proceed: Proceed, *, field: str, denie
     describes) TOPIC_AUTHORIZATION_FAILED for a group showing a topic the caller may not
     describe (KafkaApis: "clients are not allowed to see topics that are not authorized")."""
     include = bool(get(req, "include_authorized_operations", False))
+    if c.authorizer is None and not include:
+        return proceed(req)  # nothing to check or add
     ids = list(get(req, field) or ())
     kept, flags = _split(ids, lambda g: _group(c, op, g))
 
@@ -310,19 +317,19 @@ def _denied_group(group_id: str) -> dict:
             "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED}
 
 
-@guards(15)
+@guards(15, always=True)
 def _describe_groups(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     return _describe(c, req, proceed, field="groups", topics_of=None, denied=lambda g: {
         "group_id": g, "error_code": GAF, "group_state": "", "protocol_type": "", "protocol_data": "",
         "members": [], "authorized_operations": AUTHORIZED_OPERATIONS_OMITTED})
 
 
-@guards(69, 77)
+@guards(69, 77, always=True)
 def _describe_consumer_or_share(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     return _describe(c, req, proceed, field="group_ids", denied=_denied_group, topics_of=_member_topics)
 
 
-@guards(89)
+@guards(89, always=True)
 def _describe_streams(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     op = Op.READ if c.profile.streams_describe_needs_read else Op.DESCRIBE  # kip: KIP-1071 "Read Group"
     return _describe(c, req, proceed, field="group_ids", denied=_denied_group, topics_of=_streams_topics, op=op)

@@ -47,7 +47,7 @@ from kgroup.protocol import api_name, build, get, response_class
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
 import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
-from kgroup.runtime import (COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result,
+from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result,
                             Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -172,7 +172,8 @@ class Coordinator:
         if handler is None:
             served = ", ".join(sorted(api_name(k) for k in HANDLERS))
             raise UnsupportedRequestError(f"the group coordinator does not serve {api_name(api_key)} (it serves {served})")
-        guard = GUARDS.get(int(api_key)) if self.authorizer is not None else None
+        guarded = self.authorizer is not None or int(api_key) in ALWAYS_GUARDED
+        guard = GUARDS.get(int(api_key)) if guarded else None
         self._handling += 1
         try:
             if guard is None:

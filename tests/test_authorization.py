@@ -114,6 +114,16 @@ def test_off_by_default_everything_is_allowed():
     assert codes(commit(c, "g", {("orders", 0): 5})) == {("orders", 0): E.none}
 
 
+def test_without_an_authorizer_describes_answer_every_group_operation_when_asked():
+    # AuthHelper.authorizedOperations with no authorizer: every supported operation
+    c = Coordinator(cluster=Cluster({"orders": 1}))
+    r = c.handle(request("DescribeGroups", 5, groups=["g"], include_authorized_operations=True))
+    assert operations_of(r.groups[0].authorized_operations) == {Op.READ, Op.DESCRIBE, Op.DELETE,
+                                                                Op.DESCRIBE_CONFIGS, Op.ALTER_CONFIGS}
+    r = c.handle(request("DescribeGroups", 5, groups=["g"], include_authorized_operations=False))
+    assert r.groups[0].authorized_operations == AUTHORIZED_OPERATIONS_OMITTED
+
+
 def test_a_coordinator_may_bring_its_own_authorizer():
     own = Authorizer()
     own.allow(ALICE, "GROUP", "g", "READ")
