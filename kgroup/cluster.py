@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgroup.authorizer import Authorizer
+
 
 class UnknownTopicError(KeyError):
     """No topic of that name (or id) exists in the simulated cluster."""
@@ -92,6 +94,9 @@ class Cluster:
         #: coordinator attaches its own); None: timestamp 0
         self.clock: Any = None
         self._next_producer_id = 1000
+        #: the cluster's ACLs (Kafka keeps them in the cluster metadata); coordinators check
+        #: them only when built with `authorizer=True`
+        self.authorizer = Authorizer()
         for name, partitions in (topics or {}).items():
             self.create_topic(name, partitions)
 

@@ -18,6 +18,7 @@ Handlers never change state; replay (`_replay`) is the only code that does.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import random
 import uuid
@@ -30,6 +31,7 @@ from typing import Any
 
 from kio.static.constants import EntityType
 
+from kgroup.authorizer import ANONYMOUS, Authorizer
 from kgroup.clock import ManualClock
 from kgroup.cluster import Cluster
 from kgroup.config import Config
@@ -44,8 +46,9 @@ from kgroup.profile import Profile, get_profile
 from kgroup.protocol import api_name, build, get, response_class
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
-from kgroup.runtime import (COMPONENTS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result, Timers,
-                            handles)
+import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
+from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result,
+                            Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
@@ -57,6 +60,8 @@ class RequestContext:
 
     client_id: str = "kgroup"
     client_host: str = "/127.0.0.1"
+    #: the authenticated principal (what ACLs are checked against)
+    principal: str = ANONYMOUS
 
 
 class Coordinator:
@@ -66,18 +71,23 @@ class Coordinator:
     `clock`: a `ManualClock` (deterministic by default); `profile`: "kip" or "kafka";
     `hosted_partitions`: the `__consumer_offsets` partitions this coordinator leads
     (all by default) — groups on other partitions get NOT_COORDINATOR; `seed`: the
-    member-id generator's seed (member ids are UUIDs, reproducible by default).
+    member-id generator's seed (member ids are UUIDs, reproducible by default);
+    `authorizer`: None (default: everything allowed), True (check the cluster's ACLs,
+    `cluster.authorizer`) or an `Authorizer` of its own — checks as Kafka's KafkaApis makes them.
     """
 
     def __init__(self, cluster: Cluster | None = None, config: Config | dict | None = None,
                  clock: ManualClock | None = None, profile: str | Profile = "kip", *,
-                 hosted_partitions: Iterable[int] | None = None, seed: int | None = 0) -> None:
+                 hosted_partitions: Iterable[int] | None = None, seed: int | None = 0,
+                 authorizer: Authorizer | bool | None = None) -> None:
         self.cluster = cluster if cluster is not None else Cluster()
         self.config = Config.of(config)
         self.clock = clock if clock is not None else ManualClock()
         if self.cluster.clock is None:  # produced records get the coordinator's time
             self.cluster.clock = self.clock
         self.profile = get_profile(profile)
+        self.authorizer: Authorizer | None = (self.cluster.authorizer if authorizer is True
+                                              else authorizer or None)
         self.num_partitions: int = self.config["offsets.topic.num.partitions"]
         self.hosted_partitions = (frozenset(range(self.num_partitions)) if hosted_partitions is None
                                   else frozenset(hosted_partitions))
@@ -98,6 +108,9 @@ class Coordinator:
         #: creation in flight); like timers, a reloaded coordinator starts without it
         self.soft_state: dict[str, Any] = {}
         self.request_context = RequestContext()
+        self._handling = 0  # how many requests are being served (a request may send another)
+        #: who sends requests that name no principal (`acting_as`)
+        self.default_principal = ANONYMOUS
         self._ids = random.Random(seed)
         self._readonly = False
         self._snapshots: dict[tuple, Coordinator] = {}
@@ -130,15 +143,27 @@ class Coordinator:
         return written
 
     # -- requests -----------------------------------------------------------------
-    def handle(self, request: Any, *, client_id: str = "kgroup", client_host: str = "/127.0.0.1") -> Any:
+    def handle(self, request: Any, *, client_id: str = "kgroup", client_host: str = "/127.0.0.1",
+               principal: str | None = None) -> Any:
         """Serve one kio request; returns the kio response of the same API and version.
 
         JoinGroup and SyncGroup return a `PendingResponse` instead (`.done`, `.response`):
         Kafka holds those answers until the rebalance phase completes. Kafka errors come
         back as error codes in the response, never as exceptions. `client_id` and
-        `client_host` are what the request header and the connection would say."""
+        `client_host` are what the request header and the connection would say, `principal`
+        who authenticated (checked against the ACLs when the coordinator has an authorizer)."""
         self._check_writable()
-        self.request_context = RequestContext(client_id, client_host)
+        # a request sent while serving another (the share persister's) must not change
+        # whose request the outer one is
+        principal = self.default_principal if principal is None else principal
+        outer, self.request_context = self.request_context, RequestContext(client_id, client_host, principal)
+        try:
+            return self._handle(request)
+        finally:
+            if self._handling:
+                self.request_context = outer
+
+    def _handle(self, request: Any) -> Any:
         api_key = getattr(type(request), "__api_key__", None)
         version = getattr(type(request), "__version__", None)
         if api_key is None or getattr(type(request), "__type__", None) is not EntityType.request:
@@ -147,8 +172,17 @@ class Coordinator:
         if handler is None:
             served = ", ".join(sorted(api_name(k) for k in HANDLERS))
             raise UnsupportedRequestError(f"the group coordinator does not serve {api_name(api_key)} (it serves {served})")
-        result = handler(self, request, int(version))
-        self._apply(result)
+        guarded = self.authorizer is not None or int(api_key) in ALWAYS_GUARDED
+        guard = GUARDS.get(int(api_key)) if guarded else None
+        self._handling += 1
+        try:
+            if guard is None:
+                result = handler(self, request, int(version))
+            else:
+                result = guard(self, request, int(version), lambda req: handler(self, req, int(version)))
+            self._apply(result)
+        finally:
+            self._handling -= 1
         response = result.response
         if callable(response) and not isinstance(response, PendingResponse):
             response = response()
@@ -157,6 +191,24 @@ class Coordinator:
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
         return response
+
+    @contextlib.contextmanager
+    def acting_as(self, principal: str):
+        """Requests sent without a `principal` inside the block come from `principal`, e.g.
+        an `Admin` or a simulated client: `with c.acting_as("User:alice"): admin.delete_groups(["g"])`."""
+        previous, self.default_principal = self.default_principal, principal
+        try:
+            yield self
+        finally:
+            self.default_principal = previous
+
+    def authorize(self, operation: Any, resource_type: Any, name: str) -> bool:
+        """Whether the current request's principal may do `operation` on the resource
+        (always, without an authorizer)."""
+        if self.authorizer is None:
+            return True
+        ctx = self.request_context
+        return self.authorizer.authorize(ctx.principal, operation, resource_type, name, ctx.client_host.lstrip("/"))
 
     def check_coordinator(self, group_id: str) -> int:
         """The group's `__consumer_offsets` partition; NOT_COORDINATOR if not led here."""

@@ -63,6 +63,12 @@ class Profile:
     #: share-partition (group.share.record.lock.partition.limit) and 1000 share sessions
     #: (max.share.session.cache.slots) (kip) vs Kafka's 2000 and 2000 (kafka).
     share_draft_defaults: bool
+    #: Authorization: StreamsGroupHeartbeat needs DESCRIBE_CONFIGS on every topic of the topology
+    #: (kip: KIP-1071 "Required ACL") vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupHeartbeat).
+    streams_topic_acl_describe_configs: bool
+    #: Authorization: StreamsGroupDescribe needs READ on the group (kip: KIP-1071 "Required ACL")
+    #: vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupDescribe, as for every other describe).
+    streams_describe_needs_read: bool
 
 
 KIP = Profile(
@@ -85,6 +91,8 @@ KIP = Profile(
     share_speo_exclusive=True,
     share_consumer_lock_duration=True,
     share_draft_defaults=True,
+    streams_topic_acl_describe_configs=True,
+    streams_describe_needs_read=True,
 )
 
 KAFKA = Profile(
@@ -107,6 +115,8 @@ KAFKA = Profile(
     share_speo_exclusive=False,
     share_consumer_lock_duration=False,
     share_draft_defaults=False,
+    streams_topic_acl_describe_configs=False,
+    streams_describe_needs_read=False,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

@@ -10,6 +10,14 @@ from typing import Any
 
 #: api key -> handler(coordinator, request, version) -> Result. Group modules add theirs.
 HANDLERS: dict[int, Callable[[Any, Any, int], "Result"]] = {}
+#: api key -> guard(coordinator, request, version, proceed) -> Result: the authorization
+#: checks Kafka's KafkaApis makes before asking the coordinator (kgroup/acl_checks.py);
+#: `proceed(request)` runs the handler (on the request, or the authorized part of it).
+#: Used only when the coordinator has an authorizer.
+GUARDS: dict[int, Callable[[Any, Any, int, Callable[[Any], "Result"]], "Result"]] = {}
+#: api keys whose guard runs without an authorizer too (describes: Kafka answers the
+#: authorized operations even then, with every operation allowed)
+ALWAYS_GUARDED: set[int] = set()
 #: record class -> replay(coordinator, entry). Group modules add theirs.
 REPLAYERS: dict[type, Callable[[Any, Any], None]] = {}
 #: functions run once after `Coordinator.load` replayed a log (Kafka's `onLoaded`).
@@ -56,6 +64,17 @@ def handles(api_key: int):
     """Register a request handler for an API key."""
     def register(fn):
         HANDLERS[api_key] = fn
+        return fn
+    return register
+
+
+def guards(*api_keys: int, always: bool = False):
+    """Register the authorization checks of API keys (`always`: also without an authorizer)."""
+    def register(fn):
+        for key in api_keys:
+            GUARDS[key] = fn
+            if always:
+                ALWAYS_GUARDED.add(key)
         return fn
     return register
 

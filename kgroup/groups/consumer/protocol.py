@@ -490,6 +490,10 @@ def resolve_regexes(c: "Coordinator", group_id: str, regexes: list[str]) -> Resu
             continue  # validated when received; ignored as Kafka does
     found: dict[str, set[str]] = {r: set() for r in regexes}
     for name in c.cluster.topic_names():
+        # a regex matches only topics the heartbeat's principal may DESCRIBE (Kafka 4.1's
+        # refreshRegularExpressions, KAFKA-18813); always true without an authorizer
+        if not c.authorize("DESCRIBE", "TOPIC", name):
+            continue
         for r, pattern in compiled.items():
             if pattern.fullmatch(name):
                 found[r].add(name)

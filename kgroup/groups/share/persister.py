@@ -117,7 +117,8 @@ class CoordinatorPersister:
     def _send(self, api: str, version: int, group_id: str, topic_id: uuid.UUID, partition: dict) -> Any:
         from kgroup.protocol import request
         req = request(api, version, group_id=group_id, topics=[{"topic_id": topic_id, "partitions": [partition]}])
-        response = self.coordinator.handle(req)
+        from kgroup.authorizer import BROKER_PRINCIPAL
+        response = self.coordinator.handle(req, principal=BROKER_PRINCIPAL)  # broker to share coordinator
         for result in response.results:
             if result.topic_id == topic_id:
                 for p in result.partitions:

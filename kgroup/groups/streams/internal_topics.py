@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from kgroup.authorizer import CLUSTER_NAME
 from kgroup.runtime import Result
 
 from .configuration import ConfiguredTopology
@@ -34,6 +35,8 @@ class CreationState:
     last_error: str | None = None
     retry_at: int = 0
     created: tuple[str, ...] = ()
+    #: missing topics the heartbeat's principal may not CREATE (soft state of the last heartbeat)
+    unauthorized: tuple[str, ...] = ()
 
 
 def _timer_key(group_id: str) -> str:
@@ -48,9 +51,17 @@ def state_of(c: "Coordinator", group_id: str) -> CreationState:
 def maybe_create(c: "Coordinator", group: "StreamsGroup", configured: ConfiguredTopology) -> Callable[[], Any] | None:
     """Start creating the missing internal topics unless a creation is in flight or backing off."""
     state = state_of(c, group.group_id)
-    if state.in_flight or c.now() < state.retry_at:
-        return None
     topics = dict(configured.missing_internal_topics)
+    # KIP-1071 "Required ACL": CREATE on the cluster or on each topic, else no attempt is made
+    # for it and the status says so (KafkaApis.handleStreamsGroupHeartbeat)
+    if not c.authorize("CREATE", "CLUSTER", CLUSTER_NAME):
+        state.unauthorized = tuple(sorted(t for t in topics if not c.authorize("CREATE", "TOPIC", t)))
+        for name in state.unauthorized:
+            del topics[name]
+    else:
+        state.unauthorized = ()
+    if not topics or state.in_flight or c.now() < state.retry_at:
+        return None
     group_id = group.group_id
     delay = getattr(c.cluster, "topic_creation_delay_ms", 0)
 
@@ -87,12 +98,13 @@ def _complete(c: "Coordinator", group_id: str, topics: dict) -> Result | None:
 def progress(c: "Coordinator", group: "StreamsGroup") -> str:
     """What the status detail says about creating the topics."""
     state = state_of(c, group.group_id)
+    denied = f" Unauthorized to CREATE on topics {', '.join(state.unauthorized)}." if state.unauthorized else ""
     if state.in_flight:
-        return f" Creating them: {', '.join(state.in_flight)} (attempt {state.attempts})."
+        return f" Creating them: {', '.join(state.in_flight)} (attempt {state.attempts}).{denied}"
     if state.last_error:
         return (f" The last attempt to create them failed ({state.last_error}); "
-                f"next attempt after {state.retry_at} ms.")
-    return ""
+                f"next attempt after {state.retry_at} ms.{denied}")
+    return denied
 
 
 __all__ = ["maybe_create", "progress", "state_of", "CreationState"]
