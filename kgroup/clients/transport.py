@@ -57,7 +57,8 @@ class Transport:
 class Fault:
     """One scripted fault: `kind` ("drop", "duplicate", "reorder", "delay") for requests of
     `api` (None: any) from `client_id` (None: any); `count` requests (None: unlimited) sent in
-    [`start_ms`, `end_ms`). A reordered request is delivered `hold_ms` later; a delayed one at `end_ms`."""
+    [`start_ms`, `end_ms`), after letting the first `after` of them through. A reordered
+    request is delivered `hold_ms` later; a delayed one at `end_ms`."""
 
     kind: str
     api: str | None = None
@@ -66,6 +67,7 @@ class Fault:
     end_ms: int | None = None
     count: int | None = 1
     hold_ms: int = 0
+    after: int = 0
 
     def matches(self, api: str, client_id: str, now: int) -> bool:
         return ((self.api is None or self.api == api) and (self.client_id is None or self.client_id == client_id)
@@ -106,13 +108,14 @@ class FaultyTransport(Transport):
         self.sent: list[tuple[int, str, str, str]] = []   # (time, client, api, what happened)
 
     def plan(self, kind: str, api: str | None = None, *, client_id: str | None = None, start_ms: int | None = None,
-             end_ms: int | None = None, count: int | None = 1, hold_ms: int = 0) -> Fault:
+             end_ms: int | None = None, count: int | None = 1, hold_ms: int = 0, after: int = 0) -> Fault:
         """Script a fault (times are the coordinator's clock; `start_ms` defaults to now)."""
         if kind not in self.KINDS:
             raise ValueError(f"a fault is one of {self.KINDS}, got {kind!r}")
         if kind == "delay" and end_ms is None:
             raise ValueError("a delay needs end_ms: when the held requests are delivered")
-        fault = Fault(kind, api, client_id, self.c.now() if start_ms is None else start_ms, end_ms, count, hold_ms)
+        fault = Fault(kind, api, client_id, self.c.now() if start_ms is None else start_ms, end_ms, count, hold_ms,
+                      after)
         self.script.append(fault)
         return fault
 
@@ -124,6 +127,9 @@ class FaultyTransport(Transport):
     def _choose(self, api: str, client_id: str, now: int) -> tuple[str | None, int]:
         for fault in self.script:
             if fault.matches(api, client_id, now):
+                if fault.after > 0:
+                    fault.after -= 1
+                    continue
                 if fault.count is not None:
                     fault.count -= 1
                 due = fault.end_ms if fault.kind == "delay" else now + fault.hold_ms
