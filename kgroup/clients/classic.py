@@ -63,6 +63,13 @@ class ConsumerConfig:
     leave_version: int = 5
     commit_version: int = 9
     retry_backoff_ms: int = 100                          # retry.backoff.ms
+    request_timeout_ms: int = 30_000                     # request.timeout.ms
+
+    @property
+    def join_timeout_ms(self) -> int:
+        """How long a JoinGroup may wait for its answer (Kafka's AbstractCoordinator:
+        max(request.timeout.ms, rebalance timeout + JOIN_GROUP_TIMEOUT_LAPSE of 5 s))."""
+        return max(self.request_timeout_ms, self.max_poll_interval_ms + 5_000)
 
 
 @dataclass
@@ -115,6 +122,7 @@ class ClassicConsumer:
         self.state = MemberState.UNJOINED
         self.rejoin_needed = True
         self._join = self._sync = None
+        self._sent_at = 0                 # when the pending JoinGroup/SyncGroup went out
         self._next_heartbeat = 0
         self._next_commit = self.c.now() + self.config.auto_commit_interval_ms
         self.incarnation += 1
@@ -167,6 +175,13 @@ class ClassicConsumer:
             self._on_join_response(self._join.response)
         if self._sync is not None and self._sync.done:
             self._on_sync_response(self._sync.response)
+        # A pending answer that never comes (the coordinator dropped it, e.g. for a newer
+        # JoinGroup of the same member): Kafka's NetworkClient times the request out, then rejoins.
+        now = self.c.now()
+        if self._join is not None and now - self._sent_at >= self.config.join_timeout_ms:
+            self._join_failed("join: no answer within the JoinGroup timeout")
+        elif self._sync is not None and now - self._sent_at >= self.config.request_timeout_ms:
+            self._join_failed("sync: no answer within request.timeout.ms")
         if self.rejoin_needed and self._join is None and self._sync is None and self.running:
             self._send_join()
 
@@ -215,6 +230,7 @@ class ClassicConsumer:
             protocols=protocols, reason=None)
         self.state = MemberState.JOINING
         self.rejoin_needed = False
+        self._sent_at = self.c.now()
         try:
             self._join = self.transport.send(join, client_id=self.config.client_id)
         except RequestTimeout as e:
@@ -250,6 +266,7 @@ class ClassicConsumer:
             assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()])
         self.state = MemberState.SYNCING
         self._next_heartbeat = self.c.now() + self.config.heartbeat_interval_ms
+        self._sent_at = self.c.now()
         try:
             self._sync = self.transport.send(sync, client_id=self.config.client_id)
         except RequestTimeout as e:

@@ -9,10 +9,15 @@ before the seam existed. `FaultyTransport` injects what a real network does to K
 - **drop** — the request is served but its response is lost: the client sees a timeout
   (`RequestTimeout`, Kafka's `TimeoutException`/`DisconnectException` from `NetworkClient`)
   and reacts as Kafka's client does to a failed request (retry, with the epoch it had);
-- **duplicate** — the request is delivered twice; the client matches the first answer (by
-  correlation id), the second is read and thrown away;
+- **duplicate** — the request is served twice: a retry after a timeout whose original did
+  arrive (TCP itself never duplicates). The client reads the answer to the copy; the
+  original's answer is in `late`, read by no one;
 - **reorder** — the request is held and delivered later, after requests sent after it; its
-  answer goes nowhere (the client timed out meanwhile);
+  answer goes nowhere (the client timed out meanwhile). A random reorder keeps each client's
+  own requests in order (one TCP connection per client, as Kafka's): the held request goes
+  before that client's next one, other clients' requests overtake it. A scripted reorder may
+  arrive after the same client's later requests (a request left on a connection the client
+  gave up, served late);
 - **delay** — every request of an API (e.g. heartbeats) from a client in a time window is held
   until the window ends, then delivered in order; the client sees timeouts meanwhile.
 
@@ -81,6 +86,7 @@ class _Held:
     seq: int
     request: Any = field(compare=False)
     client_id: str = field(compare=False)
+    fifo: bool = field(compare=False, default=False)   # delivered before its client's next request
 
 
 class FaultyTransport(Transport):
@@ -124,7 +130,7 @@ class FaultyTransport(Transport):
         """Faults injected so far, all kinds."""
         return sum(self.faults.values())
 
-    def _choose(self, api: str, client_id: str, now: int) -> tuple[str | None, int]:
+    def _choose(self, api: str, client_id: str, now: int) -> tuple[str | None, int, bool]:
         for fault in self.script:
             if fault.matches(api, client_id, now):
                 if fault.after > 0:
@@ -133,38 +139,43 @@ class FaultyTransport(Transport):
                 if fault.count is not None:
                     fault.count -= 1
                 due = fault.end_ms if fault.kind == "delay" else now + fault.hold_ms
-                return fault.kind, due
+                return fault.kind, due, False
         if self.apis is None or api in self.apis:
             for kind in ("drop", "duplicate", "reorder"):
                 if self.p[kind] and self.rng.random() < self.p[kind]:
-                    return kind, now + self.hold_ms
-        return None, now
+                    return kind, now + self.hold_ms, True
+        return None, now, False
 
     def send(self, request: Any, *, client_id: str = "kgroup") -> Any:
         self.pump()
+        mine = [h for h in self.held if h.fifo and h.client_id == client_id]
+        for h in mine:                        # one connection per client: its held requests go first
+            self.held.remove(h)
+            self._deliver(h)
         now, api = self.c.now(), _api(request)
-        kind, due = self._choose(api, client_id, now)
+        kind, due, fifo = self._choose(api, client_id, now)
         self.sent.append((now, client_id, api, kind or "delivered"))
         if kind is None:
             return self.c.handle(request, client_id=client_id)
         self.faults[kind] += 1
         if kind in ("reorder", "delay"):
             self._seq += 1
-            self.held.append(_Held(due, self._seq, request, client_id))
+            self.held.append(_Held(due, self._seq, request, client_id, fifo))
             self.held.sort()
             raise RequestTimeout(f"{api} from {client_id}: no answer ({kind})")
         response = self.c.handle(request, client_id=client_id)
         if kind == "drop":
             raise RequestTimeout(f"{api} from {client_id}: the response was lost")
-        # duplicate: the copy is served too; the client reads the first answer only.
-        self.late.append((now, api, request, self.c.handle(request, client_id=client_id)))
-        return response
+        # duplicate: the original's answer is lost, the retried copy is served and answered.
+        self.late.append((now, api, request, response))
+        return self.c.handle(request, client_id=client_id)
 
     def pump(self) -> None:
-        now = self.c.now()
-        while self.held and self.held[0].due <= now:
-            h = self.held.pop(0)
-            self.late.append((now, _api(h.request), h.request, self.c.handle(h.request, client_id=h.client_id)))
+        while self.held and self.held[0].due <= self.c.now():
+            self._deliver(self.held.pop(0))
+
+    def _deliver(self, h: _Held) -> None:
+        self.late.append((self.c.now(), _api(h.request), h.request, self.c.handle(h.request, client_id=h.client_id)))
 
     def flush(self) -> None:
         """Deliver every held request now (the network heals)."""
