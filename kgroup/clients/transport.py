@@ -9,9 +9,10 @@ before the seam existed. `FaultyTransport` injects what a real network does to K
 - **drop** — the request is served but its response is lost: the client sees a timeout
   (`RequestTimeout`, Kafka's `TimeoutException`/`DisconnectException` from `NetworkClient`)
   and reacts as Kafka's client does to a failed request (retry, with the epoch it had);
-- **duplicate** — the request is served twice: a retry after a timeout whose original did
-  arrive (TCP itself never duplicates). The client reads the answer to the copy; the
-  original's answer is in `late`, read by no one;
+- **duplicate** — the request is served twice, back to back. The client reads the first
+  answer that comes: the original's, except for a JoinGroup/SyncGroup whose pending answer the
+  coordinator drops for the copy's (Kafka keeps one awaiting future per member); the other
+  answer is in `late`, read by no one;
 - **reorder** — the request is held and delivered later, after requests sent after it; its
   answer goes nowhere (the client timed out meanwhile). A random reorder keeps each client's
   own requests in order (one TCP connection per client, as Kafka's): the held request goes
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup.protocol import api_name
+from kgroup.runtime import PendingResponse
 
 
 class RequestTimeout(Exception):
@@ -166,9 +168,10 @@ class FaultyTransport(Transport):
         response = self.c.handle(request, client_id=client_id)
         if kind == "drop":
             raise RequestTimeout(f"{api} from {client_id}: the response was lost")
-        # duplicate: the original's answer is lost, the retried copy is served and answered.
-        self.late.append((now, api, request, response))
-        return self.c.handle(request, client_id=client_id)
+        copy = self.c.handle(request, client_id=client_id)
+        first, other = (copy, response) if isinstance(response, PendingResponse) else (response, copy)
+        self.late.append((now, api, request, other))
+        return first
 
     def pump(self) -> None:
         while self.held and self.held[0].due <= self.c.now():

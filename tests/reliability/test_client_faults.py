@@ -103,8 +103,8 @@ def test_classic_join_group_response_lost_the_member_retries_with_its_member_id(
 
 
 def test_a_duplicated_offset_commit_is_idempotent():
-    """OffsetCommit is idempotent: the same offsets committed twice (a duplicate, or a retry after
-    a lost answer) leave the same committed offsets (Kafka's OffsetMetadataManager writes a
+    """OffsetCommit is idempotent: the same offsets committed twice (a retry whose original did
+    arrive, or a retry after a lost answer) leave the same committed offsets (Kafka's OffsetMetadataManager writes a
     second identical record; the last one wins)."""
     c, sim, t = consumer_sim("A", auto_commit_interval_ms=None)
     a = sim.consumer("A")
