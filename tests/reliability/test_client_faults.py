@@ -228,3 +228,41 @@ def test_a_share_acknowledgement_after_the_lock_expired_is_refused_and_the_recor
     assert [(r.offset, r.delivery_count) for r in b.delivered] == [(0, 2), (1, 2)]
     sp = share_partition(c, "s", c.cluster.topic_id("foo"), 0)
     assert {v.offset: (v.state, v.delivery_count) for v in sp.records()} == {0: ("Acquired", 2), 1: ("Acquired", 2)}
+
+
+def _streams_pair(profile: str):
+    c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile=profile)
+    t = FaultyTransport(c, seed=1)
+    sim = Simulation(c, transport=t)
+    for n in ("one", "two"):
+        sim.add(StreamsApplication(c, StreamsConfig("app", stateless("app", "orders")), name=n))
+    sim.run_until_stable("app")
+    return c, sim, t
+
+
+def test_a_stale_streams_heartbeat_removes_a_running_member_under_kip_but_not_under_kafka():
+    """Found by the fault runs. KIP-1071 (profile kip): "FENCED_MEMBER_EPOCH ... The member is
+    also removed": a copy of an old heartbeat arriving after the member moved on evicts a live
+    member, whose tasks go to others while it runs them until its next heartbeat. Kafka
+    (profile kafka, GroupMetadataManager throwIfStreamsGroupMemberEpochIsInvalid) only answers
+    FENCED_MEMBER_EPOCH and writes nothing: the member stays."""
+    outcomes = {}
+    for profile in ("kip", "kafka"):
+        c, sim, t = _streams_pair(profile)
+        a = sim.consumers[0]
+        stale = a.heartbeats[-1].request             # an old heartbeat of a, epoch e, no task lists
+        sim.add(StreamsApplication(c, StreamsConfig("app", stateless("app", "orders")), name="three"))
+        sim.run_until_stable("app")
+        assert a.member_epoch > stale.member_epoch + 1 or stale.active_tasks is None
+        late = c.handle(stale, client_id=a.client_id)  # the network delivers the copy now
+        assert late.error_code == E.fenced_member_epoch
+        outcomes[profile] = a.member_id in c.groups["app"].members
+        if profile == "kip":
+            # a still runs its tasks, a zombie: the coordinator will give them to the others
+            assert a.owned and str(a.state) == "stable"
+            sim.run_until_stable("app")
+            assert any(e.kind == "fenced" for e in a.events)
+        else:
+            sim.run(10_000)
+            assert sim.double_owned_samples() == 0
+    assert outcomes == {"kip": False, "kafka": True}
