@@ -3,6 +3,8 @@ one behaviour of Apache Kafka under a lost, duplicated, reordered or delayed req
 it (KIP section, or Kafka class/test)."""
 from __future__ import annotations
 
+import dataclasses
+
 from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, FaultyTransport, Simulation,
                             StreamsApplication, StreamsConfig)
@@ -251,8 +253,8 @@ def test_a_stale_streams_heartbeat_removes_a_running_member_under_kip_but_not_un
         c, sim, t = _streams_pair(profile)
         a = sim.consumers[0]
         # an old regular heartbeat of a (its epoch then, no task lists)
-        stale = next(x.request for x in reversed(a.heartbeats)
-                     if x.request.active_tasks is None and x.request.member_epoch > 0)
+        stale = dataclasses.replace(a.heartbeats[-1].request, member_epoch=a.member_epoch, active_tasks=None,
+                                    standby_tasks=None, warmup_tasks=None)
         sim.add(StreamsApplication(c, StreamsConfig("app", stateless("app", "orders")), name="three"))
         sim.run_until_stable("app")
         assert a.member_epoch > stale.member_epoch
