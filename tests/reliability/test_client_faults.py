@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, FaultyTransport, Simulation,
                             StreamsApplication, StreamsConfig)
@@ -16,11 +18,27 @@ from kgroup.protocol import request
 
 E = ErrorCode
 TOPICS = ("bar", "foo")
+_NETS: list[FaultyTransport] = []
+
+
+def net(c: Coordinator) -> FaultyTransport:
+    """A faulty network whose injected faults this module counts."""
+    t = FaultyTransport(c, seed=1)
+    _NETS.append(t)
+    return t
+
+
+@pytest.fixture(autouse=True)
+def _count_faults(reliability):
+    yield
+    reliability["faults injected"] += sum(t.injected for t in _NETS)
+    reliability["steps explored"] += sum(len(t.sent) for t in _NETS)
+    _NETS.clear()
 
 
 def consumer_sim(names="AB", **kw) -> tuple[Coordinator, Simulation, FaultyTransport]:
     c = Coordinator(cluster=Cluster({"foo": 6, "bar": 3}, seed=1))
-    t = FaultyTransport(c, seed=1)
+    t = net(c)
     sim = Simulation(c, transport=t)
     for n in names:
         sim.add(ConsumerGroupConsumer(c, "g", TOPICS, name=n, **kw))
@@ -62,7 +80,7 @@ def test_kip1071_lost_response_retry_with_previous_epoch_and_a_subset_of_tasks_i
     tasks are a subset of the assigned ones is accepted (Kafka's StreamsGroup
     throwIfStreamsGroupMemberEpochIsInvalid)."""
     c = Coordinator(cluster=Cluster({"orders": 8}, seed=1))
-    t = FaultyTransport(c, seed=1)
+    t = net(c)
     sim = Simulation(c, transport=t)
     sim.add(StreamsApplication(c, StreamsConfig("app", stateless("app", "orders")), name="one"))
     sim.run_until_stable("app")
@@ -87,7 +105,7 @@ def test_classic_join_group_response_lost_the_member_retries_with_its_member_id(
     (same member id); the coordinator takes it as the same member (GroupMetadataManager
     classicGroupJoinExistingMember), so the group does not grow a ghost member."""
     c = Coordinator(cluster=Cluster({"foo": 6}, seed=1))
-    t = FaultyTransport(c, seed=1)
+    t = net(c)
     sim = Simulation(c, transport=t)
     for n in "AB":
         sim.add(ClassicConsumer(c, ConsumerConfig("g", ("foo",), client_id=n)))
@@ -208,7 +226,7 @@ def test_a_share_acknowledgement_after_the_lock_expired_is_refused_and_the_recor
     INVALID_RECORD_STATE (Kafka's SharePartition.acknowledge, SharePartitionTest
     testAcknowledgeAfterLockTimeout...)."""
     c = Coordinator(cluster=Cluster({"foo": 1}, seed=1))
-    t = FaultyTransport(c, seed=1)
+    t = net(c)
     a = ShareConsumer(c, "s", ["foo"], name="A", acknowledgement_mode="explicit", processing_ms_per_record=20_000)
     b = ShareConsumer(c, "s", ["foo"], name="B", acknowledgement_mode="explicit")
     sim = Simulation(c, [a], transport=t)
@@ -234,7 +252,7 @@ def test_a_share_acknowledgement_after_the_lock_expired_is_refused_and_the_recor
 
 def _streams_pair(profile: str):
     c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile=profile)
-    t = FaultyTransport(c, seed=1)
+    t = net(c)
     sim = Simulation(c, transport=t)
     for n in ("one", "two"):
         sim.add(StreamsApplication(c, StreamsConfig("app", stateless("app", "orders")), name=n))
@@ -259,6 +277,7 @@ def test_a_stale_streams_heartbeat_removes_a_running_member_under_kip_but_not_un
         sim.run_until_stable("app")
         assert a.member_epoch > stale.member_epoch
         late = c.handle(stale, client_id=a.client_id)  # the network delivers the copy now
+        t.faults["duplicate"] += 1
         assert late.error_code == E.fenced_member_epoch
         outcomes[profile] = a.member_id in c.groups["app"].members
         if profile == "kip":
