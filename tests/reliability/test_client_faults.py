@@ -289,3 +289,32 @@ def test_a_stale_streams_heartbeat_removes_a_running_member_under_kip_but_not_un
             sim.run(10_000)
             assert sim.double_owned_samples() == 0
     assert outcomes == {"kip": False, "kafka": True}
+
+
+@pytest.mark.parametrize("kind", ["consumer", "streams"])
+def test_a_join_group_answer_the_coordinator_dropped_times_out_and_the_member_rejoins(kind):
+    """A JoinGroup of C held by the network arrives after C's retry: Kafka's coordinator keeps one
+    awaiting future per member (ClassicGroup.updateMember replaces it), so the retry's answer
+    never comes. Kafka's client times the JoinGroup out (AbstractCoordinator: max(request.timeout.ms,
+    rebalance timeout + 5 s)) and rejoins; without that timeout it would wait for ever."""
+    c = Coordinator(cluster=Cluster({"foo": 4}, seed=1))
+    t = net(c)
+    sim = Simulation(c, transport=t)
+
+    def member(name: str):
+        if kind == "consumer":
+            return ClassicConsumer(c, ConsumerConfig("g", ("foo",), client_id=name, max_poll_interval_ms=20_000))
+        return StreamsApplication(c, StreamsConfig("g", stateless("g", "foo"), group_protocol="classic",
+                                                   rebalance_timeout_ms=20_000), name=name)
+
+    sim.add(member("A"))
+    sim.run_until_stable("g")
+    newcomer = member("C")
+    cid = newcomer.config.client_id if kind == "consumer" else newcomer.threads[0].client_id
+    t.plan("reorder", "JoinGroup", client_id=cid, after=1, hold_ms=2_000)
+    sim.add(newcomer)
+    sim.run_until_stable("g", timeout_ms=120_000)
+    k = sim.consumers[-1]
+    assert t.faults["reorder"] == 1 and any("JoinGroup timeout" in e.detail for e in k.events)
+    assert k.member_id in c.groups["g"].members and len(c.groups["g"].members) == 2
+    exclusive_and_complete(sim)
