@@ -102,6 +102,7 @@ class ClassicStreamThread:
         #: when the last assignment asked for a probing rebalance (None: it did not)
         self.probing_rebalance_at: int | None = None
         self._join = self._sync = None
+        self._sent_at = 0                 # when the pending JoinGroup/SyncGroup went out
         self._rejoin = False
         self._next_heartbeat = 0
         self._last_restore = self.c.now()
@@ -210,6 +211,13 @@ class ClassicStreamThread:
             self._on_join(self._join.response)
         if self._sync is not None and self._sync.done:
             self._on_sync(self._sync.response)
+        # An answer that never comes (dropped by the coordinator for a newer JoinGroup of this
+        # member): timed out as Kafka's NetworkClient does (JoinGroup: max(request.timeout.ms,
+        # rebalance timeout + 5 s); SyncGroup: request.timeout.ms), then rejoin.
+        if self._join is not None and now - self._sent_at >= max(30_000, self.config.rebalance_timeout_ms + 5_000):
+            self._join_failed("join: no answer within the JoinGroup timeout")
+        elif self._sync is not None and now - self._sent_at >= 30_000:
+            self._join_failed("sync: no answer within request.timeout.ms")
         if self.probing_rebalance_at is not None and now >= self.probing_rebalance_at:
             self.probing_rebalance_at = None
             self._rejoin = True          # a probing rebalance: report how far the standbys got
@@ -241,6 +249,7 @@ class ClassicStreamThread:
             protocols=[{"name": STREAMS_PROTOCOL_NAME, "metadata": encode_subscription(sub)}], reason=None)
         self._rejoin = False
         self.state = self._S.JOINING
+        self._sent_at = self.c.now()
         try:
             self._join = self.transport.send(join, client_id=self.client_id)
         except RequestTimeout as e:
@@ -274,6 +283,7 @@ class ClassicStreamThread:
             group_instance_id=self.instance_id, protocol_type="consumer", protocol_name=STREAMS_PROTOCOL_NAME,
             assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()])
         self._next_heartbeat = self.c.now() + self.heartbeat_interval_ms
+        self._sent_at = self.c.now()
         try:
             self._sync = self.transport.send(sync, client_id=self.client_id)
         except RequestTimeout as e:
