@@ -4,6 +4,7 @@
     from kgroup.clients import ConsumerGroupConsumer          # KIP-848 (group.protocol=consumer)
     from kgroup.clients import StreamsApplication, StreamsConfig, TopologyBuilder   # KIP-1071
     from kgroup.clients import ShareConsumer, AcknowledgeType                       # KIP-932
+    from kgroup.clients import FaultyTransport     # Simulation(..., transport=FaultyTransport(c, seed=1, drop=0.1))
 """
 from kgroup.clients.classic import ClassicConsumer, ConsumerConfig, MemberState, RebalanceEvent
 from kgroup.clients.consumer import (ConsumerGroupConsumer, ConsumerMemberState, GroupConsumerConfig, HeartbeatExchange,
@@ -12,9 +13,10 @@ from kgroup.clients.driver import Simulation, rolling_restart, rolling_upgrade
 from kgroup.clients.share import AcknowledgeType, ShareConsumer, ShareMemberState, ShareRecord
 from kgroup.clients.streams import StateDirectory, StreamsApplication, StreamsConfig, StreamsMemberState, StreamThread
 from kgroup.clients.streams_topology import TopologyBuilder
+from kgroup.clients.transport import Fault, FaultyTransport, RequestTimeout, Transport
 
 __all__ = ["ClassicConsumer", "ConsumerConfig", "MemberState", "RebalanceEvent", "Simulation", "rolling_restart",
            "ConsumerGroupConsumer", "ConsumerMemberState", "GroupConsumerConfig", "HeartbeatExchange",
            "RebalanceListener", "rolling_upgrade", "StreamsApplication", "StreamThread", "StreamsConfig",
            "StreamsMemberState", "StateDirectory", "TopologyBuilder", "ShareConsumer", "AcknowledgeType",
-           "ShareMemberState", "ShareRecord"]
+           "ShareMemberState", "ShareRecord", "Transport", "FaultyTransport", "Fault", "RequestTimeout"]

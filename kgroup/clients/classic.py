@@ -9,12 +9,14 @@ assignments.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgroup.clients.assignors import MemberSubscription, RebalanceProtocol, get_assignor
+from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import (Assignment, Subscription, decode_assignment, decode_subscription,
@@ -60,6 +62,14 @@ class ConsumerConfig:
     heartbeat_version: int = 4
     leave_version: int = 5
     commit_version: int = 9
+    retry_backoff_ms: int = 100                          # retry.backoff.ms
+    request_timeout_ms: int = 30_000                     # request.timeout.ms
+
+    @property
+    def join_timeout_ms(self) -> int:
+        """How long a JoinGroup may wait for its answer (Kafka's AbstractCoordinator:
+        max(request.timeout.ms, rebalance timeout + JOIN_GROUP_TIMEOUT_LAPSE of 5 s))."""
+        return max(self.request_timeout_ms, self.max_poll_interval_ms + 5_000)
 
 
 @dataclass
@@ -84,6 +94,8 @@ class ClassicConsumer:
     def __init__(self, coordinator: "Coordinator", config: ConsumerConfig, *, name: str | None = None,
                  records_per_poll: int = 10, on_event: Callable[[RebalanceEvent], None] | None = None) -> None:
         self.c = coordinator
+        #: the network between this member and the coordinator (`Simulation(transport=...)` swaps it)
+        self.transport = Transport(coordinator)
         self.config = config
         self.name = name or config.group_instance_id or config.client_id
         self.records_per_poll = records_per_poll
@@ -110,6 +122,7 @@ class ClassicConsumer:
         self.state = MemberState.UNJOINED
         self.rejoin_needed = True
         self._join = self._sync = None
+        self._sent_at = 0                 # when the pending JoinGroup/SyncGroup went out
         self._next_heartbeat = 0
         self._next_commit = self.c.now() + self.config.auto_commit_interval_ms
         self.incarnation += 1
@@ -131,10 +144,11 @@ class ClassicConsumer:
         if self.owned:
             self._emit("revoked", sorted(self.owned))
         if not self.is_static and self.member_id:
-            self.c.handle(request("LeaveGroup", self.config.leave_version, group_id=self.config.group_id,
-                                  members=[{"member_id": self.member_id, "group_instance_id": None,
-                                            "reason": "the consumer is being closed"}]),
-                          client_id=self.config.client_id)
+            with contextlib.suppress(RequestTimeout):   # a lost answer to a leave: out either way
+                self.transport.send(request("LeaveGroup", self.config.leave_version, group_id=self.config.group_id,
+                                            members=[{"member_id": self.member_id, "group_instance_id": None,
+                                                      "reason": "the consumer is being closed"}]),
+                                    client_id=self.config.client_id)
             self._emit("left")
         self.owned = set()
         self.state = MemberState.STOPPED
@@ -161,6 +175,13 @@ class ClassicConsumer:
             self._on_join_response(self._join.response)
         if self._sync is not None and self._sync.done:
             self._on_sync_response(self._sync.response)
+        # A pending answer that never comes (the coordinator dropped it, e.g. for a newer
+        # JoinGroup of the same member): Kafka's NetworkClient times the request out, then rejoins.
+        now = self.c.now()
+        if self._join is not None and now - self._sent_at >= self.config.join_timeout_ms:
+            self._join_failed("join: no answer within the JoinGroup timeout")
+        elif self._sync is not None and now - self._sent_at >= self.config.request_timeout_ms:
+            self._join_failed("sync: no answer within request.timeout.ms")
         if self.rejoin_needed and self._join is None and self._sync is None and self.running:
             self._send_join()
 
@@ -173,10 +194,18 @@ class ClassicConsumer:
         if now < self._next_heartbeat:
             return
         self._next_heartbeat = now + self.config.heartbeat_interval_ms
-        resp = self.c.handle(request("Heartbeat", self.config.heartbeat_version, group_id=self.config.group_id,
-                                     generation_id=self.generation, member_id=self.member_id,
-                                     group_instance_id=self.config.group_instance_id),
-                             client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(request("Heartbeat", self.config.heartbeat_version,
+                                               group_id=self.config.group_id, generation_id=self.generation,
+                                               member_id=self.member_id,
+                                               group_instance_id=self.config.group_instance_id),
+                                       client_id=self.config.client_id)
+        except RequestTimeout as e:
+            # Kafka's HeartbeatResponseHandler failure: the coordinator is marked unknown and
+            # rediscovered; the heartbeat thread tries again after the retry backoff.
+            self._emit("error", detail=f"heartbeat: {e}")
+            self._next_heartbeat = now + self.config.retry_backoff_ms
+            return
         self._on_group_error(resp.error_code, "heartbeat")
 
     # -- JoinGroup / SyncGroup ------------------------------------------------------------------
@@ -194,13 +223,19 @@ class ClassicConsumer:
             self._emit("revoked", sorted(self.owned))
             self.owned = set()
         protocols = [{"name": a.name, "metadata": encode_subscription(self.subscription(a))} for a in self.assignors]
-        self._join = self.c.handle(request(
+        join = request(
             "JoinGroup", self.config.join_version, group_id=self.config.group_id,
             session_timeout=self.config.session_timeout_ms, rebalance_timeout=self.config.max_poll_interval_ms,
             member_id=self.member_id, group_instance_id=self.config.group_instance_id, protocol_type="consumer",
-            protocols=protocols, reason=None), client_id=self.config.client_id)
+            protocols=protocols, reason=None)
         self.state = MemberState.JOINING
         self.rejoin_needed = False
+        self._sent_at = self.c.now()
+        try:
+            self._join = self.transport.send(join, client_id=self.config.client_id)
+        except RequestTimeout as e:
+            self._join_failed(f"join: {e}")
+            return
         if self._join.done:  # e.g. MEMBER_ID_REQUIRED comes back at once
             self._on_join_response(self._join.response)
 
@@ -224,14 +259,19 @@ class ClassicConsumer:
         if resp.leader == resp.member_id and not resp.skip_assignment:
             assignments = self._assign(resp.members)
         self._emit("joined", generation=self.generation, detail="leader" if resp.leader == self.member_id else "")
-        self._sync = self.c.handle(request(
+        sync = request(
             "SyncGroup", self.config.sync_version, group_id=self.config.group_id, generation_id=self.generation,
             member_id=self.member_id, group_instance_id=self.config.group_instance_id, protocol_type="consumer",
             protocol_name=self.protocol_name,
-            assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()]),
-            client_id=self.config.client_id)
+            assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()])
         self.state = MemberState.SYNCING
         self._next_heartbeat = self.c.now() + self.config.heartbeat_interval_ms
+        self._sent_at = self.c.now()
+        try:
+            self._sync = self.transport.send(sync, client_id=self.config.client_id)
+        except RequestTimeout as e:
+            self._join_failed(f"sync: {e}")
+            return
         if self._sync.done:
             self._on_sync_response(self._sync.response)
 
@@ -269,6 +309,16 @@ class ClassicConsumer:
         self.owned = assigned
         self.state = MemberState.STABLE
         self._emit("assigned", sorted(added), generation=self.generation)
+
+    def _join_failed(self, why: str) -> None:
+        """A JoinGroup or SyncGroup without an answer. Kafka's `AbstractCoordinator.joinGroupIfNeeded`:
+        the join future failed with a retriable error, so rejoin (JoinGroup again, same member id
+        and generation) after the retry backoff; the coordinator takes the retried JoinGroup of a
+        known member as the same member."""
+        self._emit("error", detail=why)
+        self._join = self._sync = None
+        self.rejoin_needed = True
+        self.state = MemberState.UNJOINED
 
     # -- errors --------------------------------------------------------------------------------
     def _on_group_error(self, code: ErrorCode, where: str) -> None:
@@ -308,11 +358,16 @@ class ClassicConsumer:
         for (t, p), off in sorted(todo.items()):
             by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
                                                "committed_leader_epoch": -1, "committed_metadata": ""})
-        resp = self.c.handle(request(
-            "OffsetCommit", self.config.commit_version, group_id=self.config.group_id,
-            generation_id_or_member_epoch=self.generation, member_id=self.member_id,
-            group_instance_id=self.config.group_instance_id,
-            topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()]), client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(request(
+                "OffsetCommit", self.config.commit_version, group_id=self.config.group_id,
+                generation_id_or_member_epoch=self.generation, member_id=self.member_id,
+                group_instance_id=self.config.group_instance_id,
+                topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()]), client_id=self.config.client_id)
+        except RequestTimeout as e:
+            # Not known to be committed: kept pending, sent again with the next commit (idempotent).
+            self._emit("error", sorted(todo), detail=f"commit: {e}")
+            return
         errors = {p.error_code for t in resp.topics for p in t.partitions}
         if errors == {E.none}:
             self.committed.update(todo)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import re2
 
 from kgroup.clients.classic import RebalanceEvent
+from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
 from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, topic_order
 from kgroup.protocol import ms, request
@@ -190,6 +191,8 @@ class ConsumerGroupConsumer:
                 group_instance_id=instance_id, rack_id=rack_id, server_assignor=server_assignor,
                 rebalance_timeout_ms=rebalance_timeout_ms, auto_commit_interval_ms=auto_commit_interval_ms)
         self.c = coordinator
+        #: the network between this member and the coordinator (`Simulation(transport=...)` swaps it)
+        self.transport = Transport(coordinator)
         self.config = config
         self.name = name or config.group_instance_id or config.client_id
         self.on_event = on_event
@@ -356,7 +359,11 @@ class ConsumerGroupConsumer:
             self.state = S.UNSUBSCRIBED
         self._next_heartbeat = now + max(self.heartbeat_interval_ms, self.config.retry_backoff_ms)
         start = self.c.position
-        resp = self.c.handle(req, client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(req, client_id=self.config.client_id)
+        except RequestTimeout as e:
+            self._on_failure(str(e))
+            return
         end = self.c.position
         if resp.error_code != E.none:
             self._on_error(resp)
@@ -389,6 +396,18 @@ class ConsumerGroupConsumer:
             self.state = S.RECONCILING
         elif self.state in (S.RECONCILING, S.JOINING):
             self.state = S.STABLE
+
+    def _on_failure(self, why: str) -> None:
+        """Kafka's `AbstractHeartbeatRequestManager.onFailure` (no answer: timeout, disconnect):
+        the next request is full (`heartbeatState.reset()`) and is sent after the retry backoff
+        with the epoch the member has, which the coordinator takes if the answer it lost had
+        bumped it (KIP-848: the previous epoch with a subset of its partitions). A lost answer
+        to a leave is ignored: the member is out either way."""
+        self._sent = {}
+        if self.state is S.UNSUBSCRIBED:
+            return
+        self._emit("error", detail=f"heartbeat: {why}")
+        self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
 
     def _on_error(self, resp: Any) -> None:
         """Kafka's `AbstractHeartbeatRequestManager.onErrorResponse`: the next request is full."""
@@ -574,14 +593,21 @@ class ConsumerGroupConsumer:
         for (t, p), off in sorted(todo.items()):
             by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
                                                "committed_leader_epoch": -1, "committed_metadata": ""})
-        resp = self.c.handle(request(
+        req = request(
             "OffsetCommit", self.config.commit_version, group_id=self.config.group_id,
             # A member that is not in the group (fenced, not yet released) has no epoch: -1,
             # which the coordinator rejects while the group has members: zombie fencing.
             generation_id_or_member_epoch=self.member_epoch if self.member_epoch > 0 else -1,
             member_id=self.member_id,
             group_instance_id=self.config.group_instance_id,
-            topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()]), client_id=self.config.client_id)
+            topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()])
+        try:
+            resp = self.transport.send(req, client_id=self.config.client_id)
+        except RequestTimeout as e:
+            # Not known to be committed: the offsets stay pending and go with the next commit
+            # (OffsetCommit is idempotent, a commit the coordinator did take is simply repeated).
+            self._emit("error", sorted(todo), detail=f"commit: {e}")
+            return False
         errors = {p.error_code for t in resp.topics for p in t.partitions}
         if errors == {E.none}:
             self.committed.update(todo)

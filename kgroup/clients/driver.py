@@ -63,8 +63,11 @@ class Simulation:
     takes to process (the poll loop's period); `tick_ms` is the sampling resolution."""
 
     def __init__(self, coordinator: Any, consumers: Iterable[Any] = (), *, tick_ms: int = 100,
-                 processing_ms: int = 100) -> None:
+                 processing_ms: int = 100, transport: Any = None) -> None:
         self.c = coordinator
+        #: the network every consumer added sends through (None: each keeps its own, a perfect one);
+        #: e.g. a `FaultyTransport`, whose held requests are delivered at the start of each tick
+        self.transport = transport
         self.tick_ms = tick_ms
         self.processing_ms = processing_ms
         self.consumers: list[Any] = []
@@ -83,7 +86,14 @@ class Simulation:
         for consumer in consumers:
             self.add(consumer)
 
+    def _give_transport(self, consumer: Any) -> None:
+        if self.transport is not None:
+            # A Streams thread sends through its application's transport.
+            owner = getattr(consumer, "app", consumer)
+            owner.transport = self.transport
+
     def add(self, consumer: Any) -> Any:
+        self._give_transport(consumer)
         threads = getattr(consumer, "threads", None)
         if threads is not None and not hasattr(consumer, "tick"):
             # A Kafka Streams instance (`StreamsApplication`): its stream threads are the members.
@@ -107,6 +117,7 @@ class Simulation:
         listeners = getattr(old, "heartbeat_listeners", None)
         if listeners is not None and self._on_exchange in listeners:
             listeners.remove(self._on_exchange)
+        self._give_transport(consumer)
         self.consumers[i] = consumer
         self._next_poll.pop(name, None)
         self._next_poll[consumer.name] = self.c.now()
@@ -175,6 +186,8 @@ class Simulation:
         raise TimeoutError(f"group {group_id} did not stabilise within {timeout_ms} ms")
 
     def _step(self) -> None:
+        if self.transport is not None:
+            self.transport.pump()
         now = self.c.now()
         while self._actions and self._actions[0].time <= now:
             action = heapq.heappop(self._actions)

@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
 from kgroup.log.batch import read_batches
 from kgroup.log.model import CorruptBatch
@@ -134,6 +135,8 @@ class ShareConsumer:
         if acknowledgement_mode not in ("implicit", "explicit"):
             raise ValueError(f"acknowledgement_mode is 'implicit' or 'explicit', got {acknowledgement_mode!r}")
         self.c = coordinator
+        #: the network between this member and the coordinator (`Simulation(transport=...)` swaps it)
+        self.transport = Transport(coordinator)
         self.name = name or f"share-{group_id}-{len(topics) if not isinstance(topics, str) else 1}"
         self.config = ShareConsumerConfig(group_id, tuple(sorted(topics)), client_id=client_id or self.name,
                                           rack_id=rack_id, acknowledgement_mode=acknowledgement_mode,
@@ -243,7 +246,18 @@ class ShareConsumer:
         req = request("ShareGroupHeartbeat", 1, group_id=self.config.group_id, member_id=self.member_id,
                       member_epoch=epoch, rack_id=self.config.rack_id if epoch == 0 else None,
                       subscribed_topic_names=subscription)
-        resp = self.c.handle(req, client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(req, client_id=self.config.client_id)
+        except RequestTimeout:
+            # Kafka's heartbeat manager `onFailure`: retried after the backoff with the epoch the
+            # member has (a share group has no previous-epoch rule: if the lost answer had bumped
+            # the epoch, the retry is fenced and the member rejoins). A lost leave is ignored.
+            self.exchanges.append((now, "ShareGroupHeartbeat", req, None))
+            if not leaving:
+                self.errors.append((now, "ShareGroupHeartbeat", E.request_timed_out))
+                self._sent_subscription = None
+                self.next_heartbeat = now + self.config.retry_backoff_ms
+            return
         self.exchanges.append((now, "ShareGroupHeartbeat", req, resp))
         if leaving:
             return
@@ -353,7 +367,11 @@ class ShareConsumer:
                                                              for p, b in sorted(ps.items())]}
                               for t, ps in topics.items()],
                       forgotten_topics_data=[{"topic_id": t, "partitions": ps} for t, ps in forgotten_data.items()])
-        resp = self.c.handle(req, client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(req, client_id=self.config.client_id)
+        except RequestTimeout:
+            self._request_failed("ShareFetch", req, acks)
+            return []
         self.exchanges.append((self.c.now(), "ShareFetch", req, resp))
         code = ErrorCode(resp.error_code)
         if code is not E.none:
@@ -410,7 +428,11 @@ class ShareConsumer:
         req = request("ShareAcknowledge", 1, group_id=self.config.group_id, member_id=self.member_id,
                       share_session_epoch=epoch,
                       topics=[{"topic_id": t, "partitions": ps} for t, ps in topics.items()])
-        resp = self.c.handle(req, client_id=self.config.client_id)
+        try:
+            resp = self.transport.send(req, client_id=self.config.client_id)
+        except RequestTimeout:
+            self._request_failed("ShareAcknowledge", req, acks)
+            return {(self._topic_name(t), p): E.request_timed_out for t, p in acks}
         self.exchanges.append((self.c.now(), "ShareAcknowledge", req, resp))
         out: dict[TP, ErrorCode] = {}
         if ErrorCode(resp.error_code) is not E.none:
@@ -424,6 +446,18 @@ class ShareConsumer:
                     self.errors.append((self.c.now(), f"ShareAcknowledge {name}-{part.partition_index}",
                                         ErrorCode(part.error_code)))
         return out
+
+    def _request_failed(self, api: str, req: Any, acks: dict) -> None:
+        """No answer to a ShareFetch/ShareAcknowledge. As Kafka's `ShareConsumeRequestManager`
+        does, the acknowledgements it carried complete with the error (they may or may not have
+        been applied: they are not sent again, a record not acknowledged comes back when its
+        lock expires) and the session starts anew (epoch 0, `ShareSessionHandler.handleError`)."""
+        now = self.c.now()
+        self.exchanges.append((now, api, req, None))
+        self.errors.append((now, api, E.request_timed_out))
+        for (t, p) in acks:
+            self.errors.append((now, f"acknowledge {self._topic_name(t)}-{p}", E.request_timed_out))
+        self.session_epoch, self._session_partitions = INITIAL_SHARE_SESSION_EPOCH, set()
 
     def _close_session(self) -> None:
         if self.session_epoch == INITIAL_SHARE_SESSION_EPOCH:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from kgroup.clients.classic import RebalanceEvent
 from kgroup.clients.consumer import HeartbeatExchange, kafka_member_id
+from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
 from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
 from kgroup.protocol import ms, request
@@ -470,7 +471,11 @@ class StreamThread:
             self.state = S.STABLE if self.current == self.target else S.RECONCILING
         self._next_heartbeat = now + max(self.heartbeat_interval_ms, self.config.retry_backoff_ms)
         start = self.c.position
-        resp = self.c.handle(req, client_id=self.client_id)
+        try:
+            resp = self.app.transport.send(req, client_id=self.client_id)
+        except RequestTimeout as e:
+            self._on_failure(str(e))
+            return
         end = self.c.position
         if self.state is not S.LEAVING:
             if resp.error_code != E.none:
@@ -523,6 +528,17 @@ class StreamThread:
             self.state = S.RECONCILING
         elif self.state in (S.RECONCILING, S.JOINING):
             self.state = S.STABLE
+
+    def _on_failure(self, why: str) -> None:
+        """Kafka's `StreamsGroupHeartbeatRequestManager.onFailure` (no answer): the next request
+        is full and goes after the retry backoff with the epoch the member has (KIP-1071, like
+        KIP-848: the previous epoch with a subset of its tasks is accepted). A lost answer to a
+        leave is ignored."""
+        self._sent = {}
+        if self.state is S.LEAVING:
+            return
+        self._emit("error", detail=f"heartbeat: {why}")
+        self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
 
     def _on_error(self, resp: Any) -> None:
         """Kafka's `onErrorResponse`: the next request is full; fenced members rejoin, fatal
@@ -727,6 +743,8 @@ class StreamsApplication:
         if config.num_stream_threads < 1:
             raise ValueError("num_stream_threads must be at least 1")
         self.c = coordinator
+        #: the network between this instance's threads and the coordinator (`Simulation(transport=...)`)
+        self.transport = Transport(coordinator)
         self.config = config
         self.name = name
         self.seed = seed if seed is not None else f"{config.application_id}/{name}"

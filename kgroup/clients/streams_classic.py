@@ -18,9 +18,11 @@ not modelled; a Streams group's coordinator assigns those.)
 """
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from kgroup.clients.classic import RebalanceEvent
+from kgroup.clients.transport import RequestTimeout
 from kgroup.errors import ErrorCode
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import (Assignment, Subscription, decode_assignment, decode_subscription,
@@ -100,6 +102,7 @@ class ClassicStreamThread:
         #: when the last assignment asked for a probing rebalance (None: it did not)
         self.probing_rebalance_at: int | None = None
         self._join = self._sync = None
+        self._sent_at = 0                 # when the pending JoinGroup/SyncGroup went out
         self._rejoin = False
         self._next_heartbeat = 0
         self._last_restore = self.c.now()
@@ -165,9 +168,11 @@ class ClassicStreamThread:
         if self.active:
             self._emit("revoked", sorted(self.active))
         if self.instance_id is None and self.member_id:
-            self.c.handle(request("LeaveGroup", 5, group_id=self.config.group_id,
-                                  members=[{"member_id": self.member_id, "group_instance_id": None,
-                                            "reason": "the consumer is being closed"}]), client_id=self.client_id)
+            with contextlib.suppress(RequestTimeout):   # a lost answer to a leave: out either way
+                self.transport.send(request("LeaveGroup", 5, group_id=self.config.group_id,
+                                            members=[{"member_id": self.member_id, "group_instance_id": None,
+                                                      "reason": "the consumer is being closed"}]),
+                                    client_id=self.client_id)
             self._emit("left")
         self.active, self.standby = set(), set()
         self.state = self._S.STOPPED
@@ -187,9 +192,14 @@ class ClassicStreamThread:
         if now < self._next_heartbeat:
             return
         self._next_heartbeat = now + self.heartbeat_interval_ms
-        resp = self.c.handle(request("Heartbeat", 4, group_id=self.config.group_id, generation_id=self.generation,
-                                     member_id=self.member_id, group_instance_id=self.instance_id),
-                             client_id=self.client_id)
+        try:
+            resp = self.transport.send(request("Heartbeat", 4, group_id=self.config.group_id,
+                                               generation_id=self.generation, member_id=self.member_id,
+                                               group_instance_id=self.instance_id), client_id=self.client_id)
+        except RequestTimeout as e:
+            self._emit("error", detail=f"heartbeat: {e}")   # retried after the backoff, as Kafka's thread does
+            self._next_heartbeat = now + self.config.retry_backoff_ms
+            return
         self._on_error(resp.error_code, "heartbeat")
 
     # -- application thread ------------------------------------------------------------------
@@ -201,6 +211,13 @@ class ClassicStreamThread:
             self._on_join(self._join.response)
         if self._sync is not None and self._sync.done:
             self._on_sync(self._sync.response)
+        # An answer that never comes (dropped by the coordinator for a newer JoinGroup of this
+        # member): timed out as Kafka's NetworkClient does (JoinGroup: max(request.timeout.ms,
+        # rebalance timeout + 5 s); SyncGroup: request.timeout.ms), then rejoin.
+        if self._join is not None and now - self._sent_at >= max(30_000, self.config.rebalance_timeout_ms + 5_000):
+            self._join_failed("join: no answer within the JoinGroup timeout")
+        elif self._sync is not None and now - self._sent_at >= 30_000:
+            self._join_failed("sync: no answer within request.timeout.ms")
         if self.probing_rebalance_at is not None and now >= self.probing_rebalance_at:
             self.probing_rebalance_at = None
             self._rejoin = True          # a probing rebalance: report how far the standbys got
@@ -225,14 +242,19 @@ class ClassicStreamThread:
         owned = sorted(tp for t in self.active for tp in source_partitions(configured, t))
         sub = Subscription(topics, encode_subscription_info(self.subscription_info()), owned_partitions=owned,
                            generation_id=self.generation, rack_id=self.config.rack_id)
-        self._join = self.c.handle(request(
+        join = request(
             "JoinGroup", 9, group_id=self.config.group_id, session_timeout=self.session_timeout_ms,
             rebalance_timeout=self.config.rebalance_timeout_ms, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type="consumer",
-            protocols=[{"name": STREAMS_PROTOCOL_NAME, "metadata": encode_subscription(sub)}], reason=None),
-            client_id=self.client_id)
+            protocols=[{"name": STREAMS_PROTOCOL_NAME, "metadata": encode_subscription(sub)}], reason=None)
         self._rejoin = False
         self.state = self._S.JOINING
+        self._sent_at = self.c.now()
+        try:
+            self._join = self.transport.send(join, client_id=self.client_id)
+        except RequestTimeout as e:
+            self._join_failed(f"join: {e}")
+            return
         if self._join.done:
             self._on_join(self._join.response)
 
@@ -256,14 +278,31 @@ class ClassicStreamThread:
                 members.append((m.member_id, decode_subscription_info(sub.user_data), version))
             assignments = leader_assignment(members, self.all_units(), self._configured())
         self._emit("joined", detail="leader" if resp.leader == self.member_id else "")
-        self._sync = self.c.handle(request(
+        sync = request(
             "SyncGroup", 5, group_id=self.config.group_id, generation_id=self.generation, member_id=self.member_id,
             group_instance_id=self.instance_id, protocol_type="consumer", protocol_name=STREAMS_PROTOCOL_NAME,
-            assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()]),
-            client_id=self.client_id)
+            assignments=[{"member_id": m, "assignment": a} for m, a in assignments.items()])
         self._next_heartbeat = self.c.now() + self.heartbeat_interval_ms
+        self._sent_at = self.c.now()
+        try:
+            self._sync = self.transport.send(sync, client_id=self.client_id)
+        except RequestTimeout as e:
+            self._join_failed(f"sync: {e}")
+            return
         if self._sync.done:
             self._on_sync(self._sync.response)
+
+    def _join_failed(self, why: str) -> None:
+        """No answer to JoinGroup/SyncGroup: rejoin with the same member id (Kafka's
+        `AbstractCoordinator.joinGroupIfNeeded` retries a retriable join failure)."""
+        self._emit("error", detail=why)
+        self._join = self._sync = None
+        self._rejoin = True
+
+    @property
+    def transport(self) -> Any:
+        """The application's network to the coordinator."""
+        return self.app.transport
 
     def _on_sync(self, resp: Any) -> None:
         self._sync = None
