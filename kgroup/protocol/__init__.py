@@ -97,8 +97,11 @@ def _converter(tp: Any) -> Any:
         if dataclasses.is_dataclass(tp):
             return lambda value: value if isinstance(value, tp) else build(tp, value)
         if issubclass(tp, (i32Timedelta, i64Timedelta)):
-            return lambda value: tp.parse(value if isinstance(value, datetime.timedelta)
-                                          else datetime.timedelta(milliseconds=value))
+            # parsing a phantom type validates its range: do it once per distinct millisecond
+            # count (responses carry the same few: throttle time 0, the heartbeat interval)
+            from_ms = functools.lru_cache(maxsize=1024)(lambda v: tp.parse(datetime.timedelta(milliseconds=v)))
+            return lambda value: (tp.parse(value) if isinstance(value, datetime.timedelta)
+                                  else from_ms(value))
         if tp is ErrorCode:
             return lambda value: ErrorCode(int(value))
         if tp is uuid.UUID:
