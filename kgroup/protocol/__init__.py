@@ -118,7 +118,7 @@ def _convert(tp: Any, value: Any) -> Any:
 
 def build(cls: type, data: Any) -> Any:
     """Build kio dataclass `cls` from a mapping; keys the version lacks are dropped."""
-    if dataclasses.is_dataclass(data):
+    if type(data) is not dict and dataclasses.is_dataclass(data):
         data = to_data(data)
     kwargs = {}
     for name, tp, has_default, conv in _fields(cls):
@@ -176,5 +176,7 @@ def get(entity: Any, name: str, default: Any = None) -> Any:
 def ms(value: Any) -> int:
     """Milliseconds from a kio timedelta field (or an int)."""
     if isinstance(value, datetime.timedelta):
-        return int(value // datetime.timedelta(milliseconds=1))
+        # floor(total µs / 1000) in int arithmetic (timedelta // timedelta is several times slower):
+        # days and seconds are whole milliseconds, microseconds is always in [0, 10**6)
+        return value.days * 86_400_000 + value.seconds * 1000 + value.microseconds // 1000
     return int(value)
