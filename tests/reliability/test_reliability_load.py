@@ -25,6 +25,8 @@ from kgroup.protocol import request
 
 PARTITIONS = 1000
 CONSUMER, STREAMS, SHARE = "load-consumer", "load-streams", "load-share"
+#: the stated memory bound of the steady phase (tracemalloc peak), per member
+PEAK_BYTES_PER_MEMBER = 600
 TOPOLOGY = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": ["streams-in"],
                                            "state_changelog_topics": [], "repartition_source_topics": [],
                                            "copartition_groups": []}]}
@@ -139,7 +141,12 @@ def run_load(reliability, consumers: int, streams: int, shares: int, *, steady_m
     """Join everyone at once, heartbeat until the three groups are stable, then `steady_minutes`
     of simulated heartbeats; returns what the test asserts on."""
     c = Coordinator(Cluster({"consumer-in": PARTITIONS, "streams-in": PARTITIONS, "share-in": PARTITIONS}, seed=1),
-                    config={"group.share.max.size": max(shares, 1)})
+                    # The share coordinator re-snapshots every share-partition each cold-partition
+                    # interval (Kafka's ShareCoordinatorService, 5 min by default): a write by design,
+                    # not by heartbeats; kept outside the simulated span so that the memory measured
+                    # is what heartbeats keep.
+                    config={"group.share.max.size": max(shares, 1),
+                            "share.coordinator.cold.partition.snapshot.interval.ms": 3_600_000})
     groups = [ConsumerMembers(c, consumers), StreamsMembers(c, streams), ShareMembers(c, shares)]
     interval = min(c.config["group.consumer.heartbeat.interval.ms"], c.config["group.streams.heartbeat.interval.ms"],
                    c.config["group.share.heartbeat.interval.ms"])
@@ -177,26 +184,29 @@ def run_load(reliability, consumers: int, streams: int, shares: int, *, steady_m
             "rounds_to_stable": rounds_to_stable, "steady_heartbeats": steady_rounds * (consumers + streams + shares)}
 
 
-def _check(result: dict, peak_bytes: int) -> None:
+def _check(result: dict) -> None:
     # nothing changes in steady state: nothing is written (Kafka writes no record for a heartbeat
     # that changes nothing), and every member is still where it was
     assert result["log_growth"] == 0
     for g in result["groups"]:
         assert g.stable(), type(g).__name__
-    # soft state per steady heartbeat must not pile up: the peak of what the steady phase allocated
-    # beyond what it started with stays bounded by a few KB per member, whatever the number of rounds
-    assert result["peak"] < peak_bytes, result["peak"]
+    # soft state must not pile up with heartbeats: the peak of what the steady phase allocated
+    # beyond what it started with is the transient of one heartbeat round (about 400 bytes per
+    # member, the same after 3 or 9 simulated minutes); a session timer leaving its old heap
+    # entry behind on every heartbeat more than doubles it
+    members = sum(len(g.ids) for g in result["groups"])
+    assert result["peak"] < PEAK_BYTES_PER_MEMBER * members, (result["peak"], members)
 
 
 def test_load_groups_stabilise(reliability):
     """1,000 KIP-848 + 200 Streams + 200 share members join at once, stabilise, then 3 simulated
     minutes of heartbeats change nothing."""
     result = run_load(reliability, 1000, 200, 200, steady_minutes=3)
-    _check(result, peak_bytes=2_000_000)
+    _check(result)
 
 
 @pytest.mark.slow
 def test_load_full_size(reliability):
     """The issue's size: 10,000 KIP-848 + 1,000 Streams + 1,000 share members, 3 simulated minutes."""
     result = run_load(reliability, 10_000, 1_000, 1_000, steady_minutes=3)
-    _check(result, peak_bytes=20_000_000)
+    _check(result)
