@@ -160,14 +160,20 @@ def run_load(reliability, consumers: int, streams: int, shares: int, *, steady_m
         c.advance(interval)
         reliability["steps explored"] += 1
 
+    def owned_once() -> None:
+        # KIP-848 / KIP-1071: a partition (task) is never owned by two members, even mid-rebalance
+        for g in groups:
+            units = g.owned_units()
+            assert len(units) == len(set(units)), type(g).__name__
+
     rounds_to_stable = 0
     while not all(g.stable() for g in groups):
         round_()
+        owned_once()
         rounds_to_stable += 1
         assert rounds_to_stable < 50, [type(g).__name__ for g in groups if not g.stable()]
-    for g in groups:  # KIP-848 invariant: a partition (task) has at most one owner
+    for g in groups:
         units = g.owned_units()
-        assert len(units) == len(set(units)), type(g).__name__
         if g.all_units():
             assert len(set(units)) == g.all_units(), f"{type(g).__name__}: some partition is not owned"
     log_size = c.position
