@@ -35,6 +35,7 @@ from kgroup import Cluster, Coordinator
 from kgroup.protocol import request
 
 GROUP = "bench"
+SHARE_MAX_SIZE = 1000  # the largest group.share.max.size Kafka accepts
 STEADY_HEARTBEATS = 20_000  # per timed run, at least one round
 
 
@@ -139,7 +140,7 @@ def setup_share(members: int, partitions: int, profile: str):
     """A Stable share group: no reconciliation (a member takes its target at once); under
     kafka the share-partitions get assigned on the heartbeat after their initialisation."""
     c = Coordinator(Cluster({"t": partitions}, seed=1), profile=profile,
-                    config={"group.share.max.size": max(members, 200),
+                    config={"group.share.max.size": min(max(members, 200), SHARE_MAX_SIZE),
                             "group.share.session.timeout.ms": 60_000,
                             "group.share.max.session.timeout.ms": 60_000})
     ids = [str(uuid.UUID(int=i + 1)) for i in range(members)]  # client-generated, as the share consumer does
@@ -248,6 +249,10 @@ def main() -> None:
           f"{'µs/steady hb':>13} {'steady hb/s':>12} {'records':>8}")
     for kind in args.types:
         for n in sizes:
+            if kind == "share" and n > SHARE_MAX_SIZE:
+                print(f"{kind:>8} {n:>8}   (a share group has at most {SHARE_MAX_SIZE:,} members: "
+                      "group.share.max.size)", flush=True)
+                continue
             r = bench(kind, n, args.partitions, args.profile, args.repeat)
             print(f"{kind:>8} {r['members']:>8} {r['join_ms']:>9.2f} {r['reconcile_ms']:>16.3f} "
                   f"{r['reconciling']:>13} {r['steady_us']:>13.1f} {1e6 / r['steady_us']:>12,.0f} "
