@@ -227,6 +227,8 @@ class Coordinator:
 
     # -- append + replay ----------------------------------------------------------
     def _apply(self, result: Result) -> list[Any]:
+        if not result.records and not result.markers and not result.then:
+            return []  # most heartbeats write nothing
         written = []
         by_partition: dict[tuple[str, int], list[Any]] = {}
         for record in result.records:

@@ -128,10 +128,12 @@ def check_value(c: "Coordinator", name: str, value: Any) -> Any:
 
 def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
     """The effective value: the group's override, else the coordinator's setting."""
-    d = GROUP_CONFIGS[canonical_name(name)]
-    override = c.cluster.group_configs.get(group_id, {}).get(d.name)
-    if override is not None:
-        return override
+    d = GROUP_CONFIGS.get(name) or GROUP_CONFIGS[canonical_name(name)]
+    overrides = c.cluster.group_configs.get(group_id)
+    if overrides:
+        override = overrides.get(d.name)
+        if override is not None:
+            return override
     return c.config[d.broker] if d.broker else GROUP_DEFAULTS[d.name]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: api key -> handler(coordinator, request, version) -> Result. Group modules add theirs.
@@ -208,51 +208,75 @@ class PendingResponse:
         return f"<{name} v{self.version} answered: {getattr(code, 'name', code)}>"
 
 
-@dataclass(order=True)
 class _Timer:
-    deadline: int
-    seq: int
-    name: str = field(compare=False)
-    callback: Callable[[], "Result | None"] = field(compare=False)
-    cancelled: bool = field(default=False, compare=False)
+    """One named timer. Its heap entry is `(deadline, seq, timer)`; an entry whose key no
+    longer matches the timer's (the timer was pushed back) is stale and re-queued."""
+
+    __slots__ = ("deadline", "seq", "name", "callback", "cancelled")
+
+    def __init__(self, deadline: int, seq: int, name: str, callback: Callable[[], "Result | None"]) -> None:
+        self.deadline = deadline
+        self.seq = seq
+        self.name = name
+        self.callback = callback
+        self.cancelled = False
 
 
 class Timers:
     """Named timers (soft state: Kafka does not persist them either).
 
-    Scheduling a name again replaces the earlier timer, as Kafka's timer keys do.
+    Scheduling a name again replaces the earlier timer, as Kafka's timer keys do. Timers fire
+    in (deadline, scheduling order). A session timer is pushed back on every heartbeat, so a
+    later deadline only updates the timer in place: its heap entry is re-queued when it comes
+    up (no heap push per heartbeat, and the heap holds one entry per live timer).
     """
 
     def __init__(self) -> None:
-        self._heap: list[_Timer] = []
+        self._heap: list[tuple[int, int, _Timer]] = []
         self._by_name: dict[str, _Timer] = {}
         self._seq = itertools.count()
 
     def schedule(self, name: str, deadline: int, callback: Callable[[], "Result | None"]) -> None:
-        self.cancel(name)
+        timer = self._by_name.get(name)
+        if timer is not None and deadline >= timer.deadline:
+            # later than (or as late as) the queued entry: that entry surfaces first and is re-queued
+            timer.deadline, timer.seq, timer.callback = deadline, next(self._seq), callback
+            return
+        if timer is not None:
+            timer.cancelled = True
         timer = _Timer(deadline, next(self._seq), name, callback)
         self._by_name[name] = timer
-        heapq.heappush(self._heap, timer)
+        heapq.heappush(self._heap, (deadline, timer.seq, timer))
 
     def cancel(self, name: str) -> None:
         timer = self._by_name.pop(name, None)
         if timer is not None:
             timer.cancelled = True
 
+    def _settle(self) -> None:
+        """Drop cancelled entries and re-queue stale ones until the head is a live timer's."""
+        heap = self._heap
+        while heap:
+            deadline, seq, timer = heap[0]
+            if timer.cancelled:
+                heapq.heappop(heap)
+            elif seq != timer.seq:
+                heapq.heapreplace(heap, (timer.deadline, timer.seq, timer))
+            else:
+                return
+
     def pop_due(self, now: int) -> _Timer | None:
         """The earliest timer due at or before `now`, removed; None if none is due."""
-        while self._heap and self._heap[0].cancelled:
-            heapq.heappop(self._heap)
-        if self._heap and self._heap[0].deadline <= now:
-            timer = heapq.heappop(self._heap)
+        self._settle()
+        if self._heap and self._heap[0][0] <= now:
+            timer = heapq.heappop(self._heap)[2]
             del self._by_name[timer.name]
             return timer
         return None
 
     def next_deadline(self) -> int | None:
-        while self._heap and self._heap[0].cancelled:
-            heapq.heappop(self._heap)
-        return self._heap[0].deadline if self._heap else None
+        self._settle()
+        return self._heap[0][0] if self._heap else None
 
     def pending(self) -> dict[str, int]:
         """Timer name -> deadline, for display."""

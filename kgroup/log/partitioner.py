@@ -7,6 +7,7 @@ Kafka: `Utils.abs(key.hashCode()) % numPartitions`, where `hashCode` is Java's
 from __future__ import annotations
 
 import base64
+import functools
 import uuid
 
 __all__ = [
@@ -25,6 +26,7 @@ DEFAULT_OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions
 DEFAULT_SHARE_STATE_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions
 
 
+@functools.lru_cache(maxsize=1 << 16)  # group and member ids: hashed on every request and assignment
 def java_string_hashcode(s: str) -> int:
     """Java's `String.hashCode()`: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed int32.
 

@@ -97,8 +97,11 @@ def _converter(tp: Any) -> Any:
         if dataclasses.is_dataclass(tp):
             return lambda value: value if isinstance(value, tp) else build(tp, value)
         if issubclass(tp, (i32Timedelta, i64Timedelta)):
-            return lambda value: tp.parse(value if isinstance(value, datetime.timedelta)
-                                          else datetime.timedelta(milliseconds=value))
+            # parsing a phantom type validates its range: do it once per distinct millisecond
+            # count (responses carry the same few: throttle time 0, the heartbeat interval)
+            from_ms = functools.lru_cache(maxsize=1024)(lambda v: tp.parse(datetime.timedelta(milliseconds=v)))
+            return lambda value: (tp.parse(value) if isinstance(value, datetime.timedelta)
+                                  else from_ms(value))
         if tp is ErrorCode:
             return lambda value: ErrorCode(int(value))
         if tp is uuid.UUID:
@@ -115,7 +118,7 @@ def _convert(tp: Any, value: Any) -> Any:
 
 def build(cls: type, data: Any) -> Any:
     """Build kio dataclass `cls` from a mapping; keys the version lacks are dropped."""
-    if dataclasses.is_dataclass(data):
+    if type(data) is not dict and dataclasses.is_dataclass(data):
         data = to_data(data)
     kwargs = {}
     for name, tp, has_default, conv in _fields(cls):
@@ -173,5 +176,7 @@ def get(entity: Any, name: str, default: Any = None) -> Any:
 def ms(value: Any) -> int:
     """Milliseconds from a kio timedelta field (or an int)."""
     if isinstance(value, datetime.timedelta):
-        return int(value // datetime.timedelta(milliseconds=1))
+        # floor(total µs / 1000) in int arithmetic (timedelta // timedelta is several times slower):
+        # days and seconds are whole milliseconds, microseconds is always in [0, 10**6)
+        return value.days * 86_400_000 + value.seconds * 1000 + value.microseconds // 1000
     return int(value)

@@ -16,6 +16,8 @@ moves when what they match changes.
 """
 from __future__ import annotations
 
+import functools
+
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -267,6 +269,25 @@ class GroupChange:
     def __init__(self, group: ConsumerGroup, updated: ConsumerGroupMember | None = None,
                  replaced: ConsumerGroupMember | None = None, removed: tuple[str, ...] = ()) -> None:
         self.group = group
+        self._updated, self._replaced, self._removed = updated, replaced, removed
+
+    def target_of(self, member_id: str) -> Assignment:
+        """The member's target assignment (without copying the group's: a steady heartbeat
+        of a big group needs only this)."""
+        if self._removed or self._replaced is not None:
+            return self.target.get(member_id, {})
+        return self.group.target_assignment.get(member_id, {})
+
+    @functools.cached_property
+    def members(self) -> dict[str, ConsumerGroupMember]:
+        return self._changed()[0]
+
+    @functools.cached_property
+    def target(self) -> dict[str, Assignment]:
+        return self._changed()[1]
+
+    def _changed(self) -> tuple[dict, dict]:
+        group, updated, replaced, removed = self.group, self._updated, self._replaced, self._removed
         members = dict(group.members)
         target = dict(group.target_assignment)
         for mid in removed:
@@ -278,8 +299,7 @@ class GroupChange:
                 target[updated.member_id] = target.pop(replaced.member_id, {})
         if updated is not None:
             members[updated.member_id] = updated
-        self.members = members
-        self.target = target
+        return members, target
 
     def subscribed_topic_names(self, dropped_regexes: set[str] = frozenset()) -> set[str]:
         resolved = {r: v for r, v in self.group.resolved_regexes.items() if r not in dropped_regexes}
@@ -390,15 +410,22 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     names = req.subscribed_topic_names
     regex = get(req, "subscribed_topic_regex")
     rebalance_ms = ms(req.rebalance_timeout)
-    updated = member.replace(
-        instance_id=instance_id if instance_id is not None else member.instance_id,
-        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=rebalance_ms if rebalance_ms != -1 else member.rebalance_timeout_ms,
-        server_assignor_name=req.server_assignor if req.server_assignor is not None else member.server_assignor_name,
-        subscribed_topic_names=frozenset(names) if names is not None else member.subscribed_topic_names,
-        subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
-        client_id=c.request_context.client_id, client_host=c.request_context.client_host,
-        classic_member_metadata=None)
+    context = c.request_context
+    if (instance_id is None or instance_id == member.instance_id) and req.rack_id is None \
+            and rebalance_ms == -1 and req.server_assignor is None and names is None and regex is None \
+            and context.client_id == member.client_id and context.client_host == member.client_host \
+            and member.classic_member_metadata is None:
+        updated = member  # a steady heartbeat: the replace below would give an equal member
+    else:
+        updated = member.replace(
+            instance_id=instance_id if instance_id is not None else member.instance_id,
+            rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=rebalance_ms if rebalance_ms != -1 else member.rebalance_timeout_ms,
+            server_assignor_name=req.server_assignor if req.server_assignor is not None else member.server_assignor_name,
+            subscribed_topic_names=frozenset(names) if names is not None else member.subscribed_topic_names,
+            subscribed_topic_regex=regex if regex is not None else member.subscribed_topic_regex,
+            client_id=context.client_id, client_host=context.client_host,
+            classic_member_metadata=None)
 
     names_changed = False
     if updated != member:
@@ -418,7 +445,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         target_epoch = group_epoch
     else:
         target_epoch = group.assignment_epoch
-        target = change.target.get(updated.member_id, {})
+        target = change.target_of(updated.member_id)
 
     reconciled = maybe_reconcile(c, change, updated, target_epoch, target, owned, subscription_changed, records)
     schedule_session_timeout(c, group_id, member_id, c.config["group.consumer.session.timeout.ms"])

@@ -84,6 +84,8 @@ class ShareGroup(ModernGroup):
         self.has_partition_metadata_record = False
         #: when the last member left (the timestamp of that record; -1 while members are in)
         self.empty_since_ms = -1
+        #: the union of the members' subscriptions (a cache, reset by the replay helpers below)
+        self._subscribed: frozenset[str] | None = None
 
     # -- Group interface ----------------------------------------------------------------
     @property
@@ -146,7 +148,11 @@ class ShareGroup(ModernGroup):
 
     # -- what the group subscribes to -----------------------------------------------------
     def subscribed_topic_names(self, members: Mapping[str, ShareGroupMember] | None = None) -> set[str]:
-        members = self.members if members is None else members
+        if members is None:
+            # every heartbeat asks: kept until a member record is replayed
+            if self._subscribed is None:
+                self._subscribed = frozenset(self.subscribed_topic_names(self.members))
+            return set(self._subscribed)
         names: set[str] = set()
         for m in members.values():
             names |= m.subscribed_topic_names
@@ -156,9 +162,11 @@ class ShareGroup(ModernGroup):
     def update_member(self, member: ShareGroupMember) -> None:
         self.members[member.member_id] = member
         self.empty_since_ms = -1
+        self._subscribed = None
 
     def remove_member(self, member_id: str, timestamp: int) -> None:
         self.members.pop(member_id, None)
+        self._subscribed = None
         if not self.members:
             self.empty_since_ms = timestamp
 

@@ -71,9 +71,13 @@ def persister(c: "Coordinator") -> Any:
 # ---------------------------------------------------------------------------------------
 # Validation (GroupCoordinatorService.throwIfShareGroupHeartbeatRequestIsInvalid)
 
+#: what Java's String.trim() strips: every char <= U+0020
+_TRIMMED = "".join(chr(i) for i in range(33))
+
+
 def _blank(v: str | None) -> bool:
-    # Kafka's throwIfEmptyString: String.trim() strips every char <= U+0020
-    return v is not None and v.strip("".join(chr(i) for i in range(33))) == ""
+    # Kafka's throwIfEmptyString
+    return v is not None and v.strip(_TRIMMED) == ""
 
 
 def validate_heartbeat(req: Any) -> None:
@@ -260,10 +264,15 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     member = get_or_maybe_subscribe_member(group, member_id, epoch, create)
 
     names = req.subscribed_topic_names
-    updated = member.replace(rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-                             subscribed_topic_names=frozenset(names) if names is not None
-                             else member.subscribed_topic_names,
-                             client_id=c.request_context.client_id, client_host=c.request_context.client_host)
+    ctx = c.request_context
+    if req.rack_id is None and names is None and ctx.client_id == member.client_id \
+            and ctx.client_host == member.client_host:
+        updated = member  # a steady heartbeat: the replace below would give an equal member
+    else:
+        updated = member.replace(rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+                                 subscribed_topic_names=frozenset(names) if names is not None
+                                 else member.subscribed_topic_names,
+                                 client_id=ctx.client_id, client_host=ctx.client_host)
     names_changed = False
     if updated != member:
         records.append(G.member_record(group_id, updated))
@@ -324,20 +333,42 @@ def subscribed_topics_change_map(c: "Coordinator", group: ShareGroup, names: Ite
     initialising (recently), by topic."""
     now = c.now()
     sm = group.state_metadata
-    known: dict[uuid.UUID, set[int]] = {t: set(v.partitions) for t, v in sm.initialized.items()}
-    for t, v in sm.initializing.items():
-        if now - v.timestamp < INITIALIZE_RETRY_INTERVAL_MS:
-            known.setdefault(t, set()).update(v.partitions)
     out: dict[uuid.UUID, InitTopic] = {}
     for name in sorted(names):
         if name not in c.cluster:
             continue
         topic = c.cluster.topic(name)
-        have = known.get(topic.topic_id, set())
+        initialized = sm.initialized.get(topic.topic_id)
+        initializing = sm.initializing.get(topic.topic_id)
+        if initializing is not None and now - initializing.timestamp >= INITIALIZE_RETRY_INTERVAL_MS:
+            initializing = None  # given up on: initialise again
+        if initializing is None and initialized is not None and _covers(initialized.partitions, topic.partitions):
+            continue
+        have = set(initialized.partitions) if initialized is not None else set()
+        if initializing is not None:
+            have.update(initializing.partitions)
         missing = frozenset(p for p in range(topic.partitions) if p not in have)
         if missing:
             out[topic.topic_id] = InitTopic(name, missing, now)
     return out
+
+
+#: partition set -> (partition count, covered): the steady heartbeat's answer for a topic
+#: whose initialised partitions did not change (the sets are frozen and replaced on replay;
+#: keeping the set in the value keeps its id from being reused)
+_COVERED: dict[int, tuple[frozenset[int], int, bool]] = {}
+
+
+def _covers(partitions: frozenset[int], count: int) -> bool:
+    """Whether `partitions` holds every partition of a topic of `count` partitions."""
+    hit = _COVERED.get(id(partitions))
+    if hit is not None and hit[0] is partitions and hit[1] == count:
+        return hit[2]
+    covered = len(partitions) >= count and all(p in partitions for p in range(count))
+    if len(_COVERED) > 4096:
+        _COVERED.clear()
+    _COVERED[id(partitions)] = (partitions, count, covered)
+    return covered
 
 
 def _merge(a: Mapping[uuid.UUID, InitTopic], b: Mapping[uuid.UUID, InitTopic]) -> dict[uuid.UUID, InitTopic]:

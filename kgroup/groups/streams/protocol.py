@@ -381,16 +381,23 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     if member is None:
         member = StreamsGroupMember(member_id)
     ctx = c.request_context
-    updated = member.replace(
-        instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
-        rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=ms(req.rebalance_timeout) if ms(req.rebalance_timeout) != -1 else member.rebalance_timeout_ms,
-        topology_epoch=topology_epoch,
-        process_id=req.process_id if req.process_id is not None else member.process_id,
-        user_endpoint=_endpoint(req) if req.user_endpoint is not None or joining else member.user_endpoint,
-        client_tags=(tuple((kv.key, kv.value) for kv in req.client_tags) if req.client_tags is not None
-                     else member.client_tags),
-        client_id=ctx.client_id, client_host=ctx.client_host)
+    rebalance_ms = ms(req.rebalance_timeout)
+    if not joining and req.instance_id in (None, member.instance_id) and req.rack_id is None \
+            and rebalance_ms == -1 and req.process_id is None and req.user_endpoint is None \
+            and req.client_tags is None and ctx.client_id == member.client_id \
+            and ctx.client_host == member.client_host:
+        updated = member  # a steady heartbeat: the replace below would give an equal member
+    else:
+        updated = member.replace(
+            instance_id=req.instance_id if req.instance_id is not None else member.instance_id,
+            rack_id=req.rack_id if req.rack_id is not None else member.rack_id,
+            rebalance_timeout_ms=rebalance_ms if rebalance_ms != -1 else member.rebalance_timeout_ms,
+            topology_epoch=topology_epoch,
+            process_id=req.process_id if req.process_id is not None else member.process_id,
+            user_endpoint=_endpoint(req) if req.user_endpoint is not None or joining else member.user_endpoint,
+            client_tags=(tuple((kv.key, kv.value) for kv in req.client_tags) if req.client_tags is not None
+                         else member.client_tags),
+            client_id=ctx.client_id, client_host=ctx.client_host)
     if joining and member.member_epoch != 0 and not new_member:
         # A known member rejoining with epoch 0 starts over (it lost its tasks).
         updated = updated.replace(member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
@@ -451,12 +458,12 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     if replaced is not None:
         # PR #22245: the new member id takes the old one's place (its records are deleted).
         replace_member(records, group, replaced, updated)
-    elif new_member or updated.metadata() != member.metadata():
+    elif new_member or (updated is not member and updated.metadata() != member.metadata()):
         records.append(G.member_record(group_id, updated))
     # KIP-1071 "The group epoch is bumped" list. Kafka bumps on any change of a dynamic member's
     # metadata (PR #22245 narrowed it to the KIP's list for static members only).
     if updated.instance_id is None and c.profile.streams_bump_on_any_member_change:
-        member_changed = updated.metadata() != member.metadata()
+        member_changed = updated is not member and updated.metadata() != member.metadata()
     else:
         member_changed = ((updated.topology_epoch, updated.rack_id, updated.client_tags, updated.process_id)
                           != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id))
@@ -487,12 +494,13 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
         if follow_up is not None:
             follow_ups.append(follow_up)
 
-    members = dict(group.members)
-    if replaced is not None:
-        members.pop(replaced.member_id, None)
-    members[member_id] = updated
     delayed = _assignment_delayed(c, group, group_epoch, records)
     if group_epoch > group.assignment_epoch and not delayed:
+        # the group as it will be (copied only here: a steady heartbeat must not cost O(members))
+        members = dict(group.members)
+        if replaced is not None:
+            members.pop(replaced.member_id, None)
+        members[member_id] = updated
         target_all = compute_target_assignment(c, group, members, topology, configured, group_epoch, records,
                                                {member_id: replaced.member_id} if replaced is not None else None)
         target_epoch = group_epoch
