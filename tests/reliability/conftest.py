@@ -11,7 +11,8 @@ the `reliability` fixture, under these names:
 - "failovers survived": coordinators thrown away and rebuilt from their logs mid-scenario;
 - "records lost": durable state a failover or fault lost (must stay 0).
 
-At the end of the run the totals are printed, one line, by `pytest_terminal_summary`.
+At the end of the run the totals are printed, one line, by `pytest_terminal_summary`. Tests
+marked `long` (full-size load) are only collected with the long profile.
 """
 from __future__ import annotations
 
@@ -41,6 +42,17 @@ def reliability() -> Counter[str]:
 def profile_settings():
     """The hypothesis settings of the chosen profile (apply to a test or a state machine's TestCase)."""
     return settings.get_profile(PROFILE)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked `long` (the issue's full sizes) run with the long profile only: CI runs their
+    smaller versions, `python3 dev.py reliability` runs them too."""
+    if PROFILE == "long":
+        return
+    keep = [item for item in items if item.get_closest_marker("long") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("long") is not None])
+        items[:] = keep
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -211,7 +211,7 @@ def test_load_groups_stabilise(reliability):
     _check(result)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # about 15 minutes of CPU: `python3 dev.py reliability` runs it, CI runs the one above
 def test_load_full_size(reliability):
     """The issue's size: 10,000 KIP-848 + 1,000 Streams + 1,000 share members, 3 simulated minutes."""
     result = run_load(reliability, 10_000, 1_000, 1_000, steady_minutes=3)
