@@ -1,0 +1,85 @@
+"""What the invariant and failover suites share: reload a coordinator from its logs as a
+failover would, compare a live coordinator with its reload, and move simulated clients over
+to a new coordinator."""
+from __future__ import annotations
+
+from typing import Any
+
+from kgroup import Coordinator
+from kgroup.clients.classic import MemberState as ClassicState
+from kgroup.dumps.replay import describe_groups, describe_share_partitions
+
+
+def reload(c: Coordinator) -> Coordinator:
+    """A new coordinator rebuilt from `c`'s logs only (`__consumer_offsets` and
+    `__share_group_state`), on the same cluster, config, profile and clock: a failover to
+    another broker, which reads the same wall clock."""
+    return Coordinator.load(c.log, share_state_log=c.share_state_log, cluster=c.cluster, config=c.config,
+                            profile=c.profile, clock=c.clock)
+
+
+def durable_view(c: Coordinator) -> dict[str, Any]:
+    """What a coordinator's durable state says: every group described (with its offsets), and
+    every share-partition's durable state the share coordinator holds."""
+    return {"groups": describe_groups(c), "share_partitions": describe_share_partitions(c)}
+
+
+def assert_reload_equal(c: Coordinator) -> Coordinator:
+    """Records are the truth: `Coordinator.load` of the logs describes everything alike."""
+    again = reload(c)
+    live, loaded = durable_view(c), durable_view(again)
+    for i, d in enumerate(live["groups"]):
+        if d["type"] == "classic" and d["state"] in REBALANCING and i < len(loaded["groups"]):
+            # Kafka writes a classic group's record when the leader's SyncGroup completes a
+            # generation (and when it empties): mid-rebalance, the log holds the last generation
+            # (GroupMetadataManager.classicGroupSyncToLeader / completeClassicGroupJoin)
+            live["groups"][i] = _offsets_only(d)
+            loaded["groups"][i] = _offsets_only(loaded["groups"][i])
+    assert loaded["groups"] == live["groups"], _first_difference(live["groups"], loaded["groups"])
+    assert loaded["share_partitions"] == live["share_partitions"]
+    return again
+
+
+REBALANCING = ("PreparingRebalance", "CompletingRebalance")
+
+
+def _offsets_only(d: dict) -> dict:
+    return {k: d[k] for k in ("group_id", "partition", "offsets", "pending_offsets") if k in d}
+
+
+def _first_difference(a: list, b: list) -> str:
+    for x, y in zip(a, b):
+        if x != y:
+            keys = [k for k in x if x.get(k) != y.get(k)]
+            return f"group {x.get('group_id')}: live {[(k, x.get(k)) for k in keys]} != reloaded {[(k, y.get(k)) for k in keys]}"
+    return f"{len(a)} groups live, {len(b)} reloaded"
+
+
+def point_clients_at(clients: Any, new: Coordinator) -> None:
+    """Move simulated clients over to `new`, as Kafka's clients rediscover the coordinator
+    (FindCoordinator) after NOT_COORDINATOR or a broken connection.
+
+    A JoinGroup or SyncGroup still held in the old coordinator's purgatory never gets an
+    answer: the connection broke, and Kafka's `AbstractCoordinator` marks the coordinator
+    unknown and joins again (same member id) once it found the new one."""
+    for k in clients:
+        for obj in (k, getattr(k, "app", None)):
+            if obj is not None and hasattr(obj, "c"):
+                obj.c = new
+        for attr in ("_join", "_sync"):
+            pending = getattr(k, attr, None)
+            if pending is not None and not pending.done:
+                setattr(k, attr, None)
+                if isinstance(getattr(type(k), "rejoin_needed", None), property):
+                    k._rejoin = True  # a classic Streams thread
+                else:
+                    k.rejoin_needed = True
+                    k.state = ClassicState.UNJOINED
+
+
+def failover(sim: Any) -> Coordinator:
+    """Throw the simulation's coordinator away and carry on with one reloaded from its logs."""
+    new = reload(sim.c)
+    sim.c = new
+    point_clients_at(sim.consumers, new)
+    return new
