@@ -3,11 +3,40 @@ failover would, compare a live coordinator with its reload, and move simulated c
 to a new coordinator."""
 from __future__ import annotations
 
+import os
+from collections import Counter
 from typing import Any
+
+from hypothesis import settings
 
 from kgroup import Coordinator
 from kgroup.clients.classic import MemberState as ClassicState
 from kgroup.dumps.replay import describe_groups, describe_share_partitions
+
+
+class _Counts:
+    """The `reliability` fixture's counter, for state machines (which take no fixtures): a test
+    hands it over with `COUNTS.use(reliability)`; before that, counts go to a scratch counter."""
+
+    def __init__(self) -> None:
+        self.counter: Counter[str] = Counter()
+
+    def use(self, counter: Counter[str]) -> None:
+        self.counter = counter
+
+    def __getitem__(self, name: str) -> int:
+        return self.counter[name]
+
+    def __setitem__(self, name: str, value: int) -> None:
+        self.counter[name] = value
+
+
+COUNTS = _Counts()
+
+
+def profile_settings() -> settings:
+    """The hypothesis profile chosen for the reliability suites (conftest registers them)."""
+    return settings.get_profile(os.environ.get("KGROUP_RELIABILITY", "ci"))
 
 
 def reload(c: Coordinator) -> Coordinator:

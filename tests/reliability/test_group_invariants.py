@@ -15,8 +15,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from conftest import TOTALS, profile_settings
-from invariants_testing import assert_reload_equal, failover
+from invariants_testing import COUNTS, assert_reload_equal, failover, profile_settings
 from kgroup import Cluster, Coordinator
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, ShareConsumer, Simulation,
                             StreamsApplication, StreamsConfig, TopologyBuilder)
@@ -51,7 +50,7 @@ class GroupMachine(RuleBasedStateMachine):
         return self.sim.c
 
     def step_done(self) -> None:
-        TOTALS["steps explored"] += 1
+        COUNTS["steps explored"] += 1
 
     # -- the client each type needs ------------------------------------------------------------
     def make_client(self, name: str) -> object:
@@ -68,6 +67,8 @@ class GroupMachine(RuleBasedStateMachine):
         if client is None:
             client = self.clients[name] = self.make_client(name)
             self.sim.add(client)
+            if not client.running:
+                client.start()   # a share consumer waits to be started
         elif not client.running:
             client.start()   # the same process restarted (a static member: the same instance id)
         self.step_done()
@@ -84,7 +85,7 @@ class GroupMachine(RuleBasedStateMachine):
         client = self.clients.get(name)
         if client is not None and client.running:
             client.crash()
-            TOTALS["faults injected"] += 1
+            COUNTS["faults injected"] += 1
         self.step_done()
 
     @rule(ticks=st.integers(1, 30))
@@ -98,7 +99,7 @@ class GroupMachine(RuleBasedStateMachine):
         """The coordinator's clock jumps (a long GC pause, a suspended VM): timers fire with no
         client getting a word in."""
         self.c.advance(ms)
-        TOTALS["faults injected"] += 1
+        COUNTS["faults injected"] += 1
         self.step_done()
 
     @rule(n=st.integers(1, 6))
@@ -127,7 +128,7 @@ class GroupMachine(RuleBasedStateMachine):
                 # a classic generation lives in memory until the leader's SyncGroup writes it:
                 # a failover mid-rebalance goes back to the last generation written (as in Kafka)
                 self.group_epochs[gid] = g.epoch
-        TOTALS["failovers survived"] += 1
+        COUNTS["failovers survived"] += 1
         self.step_done()
 
     # -- invariants ----------------------------------------------------------------------------
@@ -345,7 +346,8 @@ def _machine(kind: str, profile: str):
 
 @pytest.mark.parametrize("profile", ["kip", "kafka"])
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_invariants_hold_under_random_behaviour(kind: str, profile: str) -> None:
+def test_invariants_hold_under_random_behaviour(kind: str, profile: str, reliability) -> None:
+    COUNTS.use(reliability)
     machine = _machine(kind, profile)
     machine.TestCase.settings = profile_settings()
     machine.TestCase().runTest()
