@@ -98,6 +98,7 @@ class Coordinator:
         #: creation in flight); like timers, a reloaded coordinator starts without it
         self.soft_state: dict[str, Any] = {}
         self.request_context = RequestContext()
+        self._seed = seed
         self._ids = random.Random(seed)
         self._readonly = False
         self._snapshots: dict[tuple, Coordinator] = {}
@@ -390,6 +391,11 @@ class Coordinator:
         return c
 
     def _on_loaded(self) -> None:
+        if self._seed is not None:
+            # Member ids are random UUIDs in Kafka: a coordinator taking over must not hand out
+            # the ids its predecessor gave (a restarted process would get its dead twin's id).
+            # Still deterministic: seeded by where the logs end.
+            self._ids = random.Random(f"{self._seed}/{len(self.log)}/{[len(x) for x in self.logs.values()]}")
         for hook in LOAD_HOOKS:
             hook(self)
 

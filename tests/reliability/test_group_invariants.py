@@ -180,6 +180,16 @@ class ClassicMachine(GroupMachine):
                                name=name)
 
     @invariant()
+    def member_ids_are_never_reused(self) -> None:
+        """Kafka hands a JoinGroup without a member id a fresh random UUID: a restarted process
+        never gets the id of its dead predecessor, not even from a coordinator that took over."""
+        owners = self.__dict__.setdefault("id_owner", {})
+        for name, k in self.clients.items():
+            if k.member_id:
+                owner = owners.setdefault(k.member_id, (name, k.incarnation))
+                assert owner == (name, k.incarnation), f"{k.member_id} given to {owner} and {(name, k.incarnation)}"
+
+    @invariant()
     def classic_group_is_consistent(self) -> None:
         """A classic group: one member per static instance id; a leader among the members while
         it has any; in Stable every member was assigned in this generation."""
