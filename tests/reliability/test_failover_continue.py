@@ -95,3 +95,23 @@ def test_a_failover_at_any_step_ends_where_no_failover_ends(kind: str, profile: 
         COUNTS["steps explored"] += 2 * len(actions)
 
     check()
+
+
+def test_a_process_restarted_after_a_failover_gets_a_fresh_member_id(reliability) -> None:
+    """Kafka's JoinGroup gives a new member a random UUID: the coordinator that took over must not
+    hand a restarted process the id of its crashed predecessor, which is still a member until its
+    session times out (the new process would take over the dead one's session)."""
+    COUNTS.use(reliability)
+    m = _machine("classic", "kip")()
+    m.start("A")
+    m.run(10)
+    dead = m.clients["A"].member_id
+    m.crash("A")
+    m.coordinator_failover()
+    m.start("A")
+    m.run(2)
+    assert dead in m.c.groups["g"].members            # still there until its session times out
+    assert m.clients["A"].member_id not in ("", dead)
+    m.clock_jump(11_000)
+    m.run(30)
+    assert list(m.c.groups["g"].members) == [m.clients["A"].member_id]
