@@ -72,6 +72,15 @@ def assert_reload_equal(c: Coordinator) -> Coordinator:
 REBALANCING = ("PreparingRebalance", "CompletingRebalance")
 
 
+def live_view(c: Coordinator) -> dict[str, Any]:
+    """`durable_view` with classic groups caught mid-rebalance shown by their offsets only (what
+    a rebalance holds in memory until SyncGroup is not in the log, as in Kafka)."""
+    view = durable_view(c)
+    view["groups"] = [_offsets_only(d) if d["type"] == "classic" and d["state"] in REBALANCING else d
+                      for d in view["groups"]]
+    return view
+
+
 def _offsets_only(d: dict) -> dict:
     return {k: d[k] for k in ("group_id", "partition", "offsets", "pending_offsets") if k in d}
 
