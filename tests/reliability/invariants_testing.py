@@ -9,7 +9,11 @@ from typing import Any
 
 from hypothesis import settings
 
+import dataclasses
+
 from kgroup import Coordinator
+from kgroup.errors import ErrorCode
+from kgroup.runtime import PendingResponse
 from kgroup.clients.classic import MemberState as ClassicState
 from kgroup.dumps.replay import describe_groups, describe_share_partitions
 
@@ -39,11 +43,47 @@ def profile_settings() -> settings:
     return settings.get_profile(os.environ.get("KGROUP_RELIABILITY", "ci"))
 
 
+class CheckedCoordinator(Coordinator):
+    """A coordinator that checks every answer it gives: each error code in it (top level, per
+    topic, per partition, per member) is one of Kafka's, and there is at least one. A Python
+    exception out of `handle` or `advance` fails the test by itself."""
+
+    def handle(self, request: Any, **kw: Any) -> Any:
+        response = super().handle(request, **kw)
+        if isinstance(response, PendingResponse):
+            response.add_done_callback(_check_response)   # runs at once if already answered
+        else:
+            _check_response(response)
+        return response
+
+
+def _check_response(response: Any) -> None:
+    if isinstance(response, PendingResponse):
+        response = response.response
+    codes = list(_error_codes(response))
+    assert codes, f"{type(response).__name__} carries no error code"
+    for where, code in codes:
+        assert isinstance(code, ErrorCode), f"{type(response).__name__}.{where} = {code!r} is not a Kafka error code"
+
+
+def _error_codes(obj: Any, where: str = ""):
+    if dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.name.endswith("error_code"):
+                yield f"{where}{f.name}", value
+            else:
+                yield from _error_codes(value, f"{where}{f.name}.")
+    elif isinstance(obj, (tuple, list)):
+        for i, x in enumerate(obj):
+            yield from _error_codes(x, f"{where}{i}.")
+
+
 def reload(c: Coordinator) -> Coordinator:
     """A new coordinator rebuilt from `c`'s logs only (`__consumer_offsets` and
     `__share_group_state`), on the same cluster, config, profile and clock: a failover to
     another broker, which reads the same wall clock."""
-    return Coordinator.load(c.log, share_state_log=c.share_state_log, cluster=c.cluster, config=c.config,
+    return type(c).load(c.log, share_state_log=c.share_state_log, cluster=c.cluster, config=c.config,
                             profile=c.profile, clock=c.clock)
 
 

@@ -15,7 +15,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from invariants_testing import COUNTS, assert_reload_equal, failover, profile_settings
+from invariants_testing import COUNTS, CheckedCoordinator, assert_reload_equal, failover, profile_settings
 from kgroup import Cluster, Coordinator
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, ShareConsumer, Simulation,
                             StreamsApplication, StreamsConfig, TopologyBuilder)
@@ -36,7 +36,7 @@ class GroupMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.cluster = Cluster({"orders": 4, "payments": 2}, seed=1)
-        self.sim = Simulation(Coordinator(cluster=self.cluster, profile=self.PROFILE, config=self.CONFIG),
+        self.sim = Simulation(CheckedCoordinator(cluster=self.cluster, profile=self.PROFILE, config=self.CONFIG),
                               tick_ms=TICK_MS)
         self.clients: dict[str, object] = {}
         #: (group id, member id) -> the last member epoch seen; group id -> last group epoch
