@@ -8,7 +8,6 @@ Any Python exception out of `handle` or `advance` fails the run (hypothesis repo
 """
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 import hypothesis.strategies as st
@@ -61,6 +60,13 @@ class GroupMachine(RuleBasedStateMachine):
         return [client]
 
     # -- rules ---------------------------------------------------------------------------------
+    @initialize()
+    def a_group_running(self) -> None:
+        """Start from a group with members (a dynamic one, and a static one)."""
+        for name in ("A", "S1"):
+            self.start(name)
+        self.run(20)
+
     @rule(name=st.sampled_from(NAMES))
     def start(self, name: str) -> None:
         client = self.clients.get(name)
@@ -307,14 +313,21 @@ class ShareMachine(GroupMachine):
         self.produced = Counter()
 
     def make_client(self, name: str) -> object:
-        # a handler that releases some records and rejects others: deliveries get counted
-        def handler(record, _n=itertools.count()):
+        # some records are always released (they come back until the delivery count limit
+        # archives them), some rejected, the rest accepted
+        def handler(record):
             from kgroup.clients import AcknowledgeType
-            k = next(_n) % 5
-            return {0: AcknowledgeType.RELEASE, 1: AcknowledgeType.REJECT}.get(k, AcknowledgeType.ACCEPT)
+            if record.offset % 3 == 0:
+                return AcknowledgeType.RELEASE
+            return AcknowledgeType.REJECT if record.offset % 7 == 0 else AcknowledgeType.ACCEPT
         return ShareConsumer(self.c, self.GROUP, ["orders", "payments"], name=name,
                              acknowledgement_mode="explicit" if name == "B" else "implicit",
-                             handler=handler if name in ("B", "C") else None, max_poll_records=7)
+                             handler=handler if name != "C" else None, max_poll_records=7)
+
+    @initialize()
+    def records_to_share(self) -> None:
+        for p in range(4):
+            self.cluster.produce("orders", p, [f"v{i}" for i in range(25)])
 
     @rule(topic=st.sampled_from(["orders", "payments"]), partition=st.integers(0, 3), n=st.integers(1, 20))
     def produce(self, topic: str, partition: int, n: int) -> None:
