@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from hypothesis import settings
+from hypothesis import HealthCheck, Phase, settings
 
 import dataclasses
 
@@ -36,6 +36,12 @@ class _Counts:
 
 
 COUNTS = _Counts()
+
+
+# what the mutation checks in the report were run with: the ci profile without shrinking
+settings.register_profile("mutation", max_examples=25, stateful_step_count=30, deadline=None, database=None,
+                          phases=[Phase.explicit, Phase.generate],
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def profile_settings() -> settings:

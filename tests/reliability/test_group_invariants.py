@@ -261,7 +261,7 @@ class StreamsMachine(GroupMachine):
 
     def make_client(self, name: str) -> object:
         static = name.startswith("S")
-        return StreamsApplication(self.c, StreamsConfig("app", _topology(0), num_stream_threads=1 + (name == "A"),
+        return StreamsApplication(self.c, StreamsConfig("app", _topology(0), num_stream_threads=2 if name in ("A", "S1") else 1,
                                                         group_instance_id=name if static else None,
                                                         changelog_end_offset=1_000),
                                   name=name)
