@@ -80,8 +80,8 @@ def end_state(m) -> dict:
         d["offsets"] = sorted((o["topic"], o["partition"]) for o in d["offsets"])
         groups.append(d)
     # the cold-partition snapshot timer is re-armed when a coordinator loads (soft, as in Kafka's
-    # ShareCoordinatorShard): its snapshots carry other write times
-    shares = [{k: v for k, v in r.items() if k not in ("write_timestamp", "payload")}
+    # ShareCoordinatorShard): its snapshots come at other times (write time, snapshot epoch)
+    shares = [{k: v for k, v in r.items() if k not in ("write_timestamp", "payload", "snapshot_epoch")}
               for r in describe_share_partitions(m.c)]
     owned = {k.name: sorted(map(str, k.owned)) for k in m.sim.consumers if k.running}
     return {"groups": groups, "share_partitions": shares, "owned": owned}
