@@ -111,6 +111,7 @@ class Coordinator:
         self._handling = 0  # how many requests are being served (a request may send another)
         #: who sends requests that name no principal (`acting_as`)
         self.default_principal = ANONYMOUS
+        self._seed = seed
         self._ids = random.Random(seed)
         self._readonly = False
         self._snapshots: dict[tuple, Coordinator] = {}
@@ -444,6 +445,11 @@ class Coordinator:
         return c
 
     def _on_loaded(self) -> None:
+        if self._seed is not None:
+            # Member ids are random UUIDs in Kafka: a coordinator taking over must not hand out
+            # the ids its predecessor gave (a restarted process would get its dead twin's id).
+            # Still deterministic: seeded by where the logs end.
+            self._ids = random.Random(f"{self._seed}/{len(self.log)}/{[len(x) for x in self.logs.values()]}")
         for hook in LOAD_HOOKS:
             hook(self)
 
