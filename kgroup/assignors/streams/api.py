@@ -50,6 +50,13 @@ class TaskSets:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("TaskSets is immutable")
 
+    # immutable: a copy is the same object (copy's default would set the slots and fail)
+    def __copy__(self) -> "TaskSets":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TaskSets":
+        return self
+
     @classmethod
     def of(cls, active: Iterable[TaskId] = (), standby: Iterable[TaskId] = (),
            warmup: Iterable[TaskId] = ()) -> "TaskSets":
