@@ -312,6 +312,8 @@ class OffsetsManager:
                 {"name": t.name, "partitions": [
                     {"partition_index": p.partition_index, "error_code": partition_error(t, p)}
                     for p in t.partitions]} for t in req.topics]}
+        if not req.group_id:  # Kafka: GroupCoordinatorServiceTest.testDeleteOffsetsInvalidGroupId
+            return Result({"error_code": ErrorCode.invalid_group_id, "throttle_time": 0, "topics": []})
         try:
             self.c.check_coordinator(req.group_id)
             group = self.c.groups.get(req.group_id)
