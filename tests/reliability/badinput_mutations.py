@@ -157,7 +157,11 @@ def mutate(draw, world: Any, req: Any, n: int) -> tuple[Any, list[str]]:
         candidates = slots(req)
         if not candidates:  # a version without fields (ListGroups v0): nothing to mutate
             break
-        slot = draw(st.sampled_from(candidates))
+        # arrays one time in three: a duplicated, emptied or oversized array is where handlers
+        # that assume one entry per name or id break, and arrays are few among the fields
+        arrays = [c for c in candidates if typing.get_origin(_strip_none(c.hint)[0]) is tuple]
+        pool = arrays if arrays and draw(st.integers(0, 2)) == 0 else candidates
+        slot = draw(st.sampled_from(pool))
         value = _value(draw, slot, get_at(req, slot.path), world)
         req = set_at(req, slot.path, value)
         shown = repr(value)

@@ -67,8 +67,11 @@ def test_every_api_has_a_seed():
 
 
 @pytest.mark.parametrize("api_key", _apis(), ids=api_name)
-@settings(profile_settings(), suppress_health_check=[*profile_settings().suppress_health_check,
-                                                     HealthCheck.function_scoped_fixture])  # a run total
+# three times the profile's examples per API: one example costs ~15 ms, and rarer mutations (a
+# duplicated protocol reaching a rebalance) need that many to be met in a ci run
+@settings(profile_settings(), max_examples=3 * profile_settings().max_examples,
+          suppress_health_check=[*profile_settings().suppress_health_check,
+                                 HealthCheck.function_scoped_fixture])  # a run total
 @given(data=st.data())
 def test_mutated_requests_get_an_error_code_never_an_exception(api_key, data, reliability):
     w = world()
