@@ -183,6 +183,14 @@ CASES = [
                                                            "committed_leader_epoch": -1,
                                                            "committed_metadata": ""}]}]),
      "topics.0.partitions.0.error_code", E.invalid_group_id),
+    ("TxnOffsetCommit producer id -1 -> INVALID_PRODUCER_ID_MAPPING (found by the fuzzer: the log refused "
+     "a transactional batch without a producer id with a ValueError)",
+     lambda c: request("TxnOffsetCommit", 3, transactional_id="tx", group_id="admin-g", producer_id=-1,
+                       producer_epoch=0, generation_id=-1, member_id="", group_instance_id=None, topics=[
+                           {"name": "foo", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                           "committed_leader_epoch": -1,
+                                                           "committed_metadata": ""}]}]),
+     "topics.0.partitions.0.error_code", E.invalid_producer_id_mapping),
     # -- admin ----------------------------------------------------------------------------
     ("DescribeGroups empty group id -> INVALID_GROUP_ID",
      lambda c: request("DescribeGroups", 5, groups=[""], include_authorized_operations=False),
