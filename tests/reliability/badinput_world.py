@@ -147,9 +147,24 @@ def _built() -> World:
 
 
 def world() -> World:
-    """A fresh deep copy of the built world (its `c.handle` is the plain method again)."""
+    """A fresh deep copy of the built world (its `c.handle` is the plain method again).
+
+    Handle requests on it, but do not `advance` its clock: timers are closures over the
+    original coordinator's objects, which a deep copy shares (functions are not copied)."""
     w = _built()
     c = copy.deepcopy(w.c)
     c.__dict__.pop("handle", None)
     return World(c=c, seeds=w.seeds, group_ids=w.group_ids, member_ids=w.member_ids, topic_names=w.topic_names,
                  topic_ids=w.topic_ids)
+
+
+def profile_settings():
+    """The reliability suites' hypothesis settings (tests/reliability/conftest.py). Loaded by
+    path: `from conftest import` finds whichever conftest was imported first."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("reliability_conftest", Path(__file__).with_name("conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # registers the same-named profiles again: harmless
+    return module.profile_settings()

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from badinput_world import world
-from conftest import profile_settings
+from badinput_world import profile_settings, world
+
 from kgroup.dumps import DumpReport, read_dump
 from kgroup.log import Compression, CorruptBatch, OffsetsLog, RecordBatch, read_segment
 
