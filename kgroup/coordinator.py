@@ -577,6 +577,8 @@ def _write_txn_markers(c: Coordinator, req: Any, version: int) -> Result:
                     code = ErrorCode.unknown_topic_or_partition
                 elif p not in c.hosted_partitions:
                     code = ErrorCode.not_leader_or_follower
+                elif m.producer_id < 0:  # a marker ends a producer's transaction: -1 has none
+                    code = ErrorCode.invalid_producer_id_mapping
                 else:
                     code = ErrorCode.none
                     markers.append(Marker(p, bool(m.transaction_result), m.producer_id, m.producer_epoch,

@@ -199,10 +199,16 @@ def incremental_alter_configs(c: "Coordinator", req: Any, version: int) -> Resul
                 if not current:
                     del c.cluster.group_configs[res.resource_name]
         except ConfigError as e:
-            code, message = _code(e), str(e)
+            code, message = _code(e), _wire_message(e)
         responses.append({"error_code": code, "error_message": message, "resource_type": res.resource_type,
                           "resource_name": res.resource_name})
     return Result({"throttle_time": 0, "responses": responses})
+
+
+def _wire_message(e: Exception) -> str:
+    """The error message, cut to what a string of the response can carry (32767 bytes in the
+    non-flexible versions): it quotes the config name, which the request may make that long."""
+    return str(e).encode()[:32_767].decode(errors="ignore")
 
 
 @handles(32)
@@ -214,7 +220,7 @@ def describe_configs(c: "Coordinator", req: Any, version: int) -> Result:
             _check_resource(c, res.resource_type, res.resource_name)
             keys = [canonical_name(k) for k in res.configuration_keys] if res.configuration_keys else sorted(GROUP_CONFIGS)
         except ConfigError as e:
-            results.append({"error_code": _code(e), "error_message": str(e), "resource_type": res.resource_type,
+            results.append({"error_code": _code(e), "error_message": _wire_message(e), "resource_type": res.resource_type,
                             "resource_name": res.resource_name, "configs": []})
             continue
         overrides = c.cluster.group_configs.get(res.resource_name, {})

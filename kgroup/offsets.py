@@ -183,6 +183,10 @@ class OffsetsManager:
                             transactional=False, retention_ms=retention_ms)
 
     def txn_offset_commit(self, req: Any, version: int) -> Result:
+        if req.producer_id < 0:
+            # no transaction can have producer id -1 (NO_PRODUCER_ID): Kafka's transaction
+            # verification (KIP-890) refuses the write as INVALID_PRODUCER_ID_MAPPING
+            return Result(self._commit_response(req, lambda t, p: ErrorCode.invalid_producer_id_mapping))
         result = self._commit(req, version, generation=get(req, "generation_id", -1), transactional=True)
         if result.records:
             result.producer_id, result.producer_epoch, result.transactional = req.producer_id, req.producer_epoch, True
@@ -312,6 +316,8 @@ class OffsetsManager:
                 {"name": t.name, "partitions": [
                     {"partition_index": p.partition_index, "error_code": partition_error(t, p)}
                     for p in t.partitions]} for t in req.topics]}
+        if not req.group_id:  # Kafka: GroupCoordinatorServiceTest.testDeleteOffsetsInvalidGroupId
+            return Result({"error_code": ErrorCode.invalid_group_id, "throttle_time": 0, "topics": []})
         try:
             self.c.check_coordinator(req.group_id)
             group = self.c.groups.get(req.group_id)

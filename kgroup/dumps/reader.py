@@ -88,7 +88,13 @@ def open_dump(path: str | os.PathLike[str]) -> str:
         return "segment"
     head, gz = _head(p)
     is_binary = _binary(head)
-    if not gz and (is_binary or parse_segment_file_name(p.name) is not None) and looks_like_segment(head):
+    named_segment = parse_segment_file_name(p.name) is not None
+    if not gz and (is_binary or named_segment) and looks_like_segment(head):
+        return "segment"
+    if not gz and named_segment and (is_binary or not head or _text_kind(head) is None):
+        # named like a segment but its first batch header is damaged (or it is an empty active
+        # segment): read it as one, so the damage is reported with its position and every
+        # intact batch after it is still decoded, as a directory of segments would be
         return "segment"
     if is_binary:
         raise DumpError(f"{p}: binary data that does not start with a record batch")

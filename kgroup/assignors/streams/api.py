@@ -68,6 +68,13 @@ class TaskSets:
         object.__setattr__(self, "standby", _normalised(self.standby))
         object.__setattr__(self, "warmup", _normalised(self.warmup))
 
+    # immutable: a copy is the same object (copy's default would set the slots and fail)
+    def __copy__(self) -> "TaskSets":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TaskSets":
+        return self
+
     @classmethod
     def of(cls, active: Iterable[TaskId] = (), standby: Iterable[TaskId] = (),
            warmup: Iterable[TaskId] = ()) -> "TaskSets":

@@ -220,7 +220,7 @@ class ClassicGroup(Group):
         if self.leader_id is None:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
-        self.supported_protocols.update(name for name, _ in member.protocols)
+        self.supported_protocols.update(_protocol_names(member))
         member.awaiting_join = future
         if future is not None:
             self.num_awaiting_join += 1
@@ -229,7 +229,7 @@ class ClassicGroup(Group):
     def remove(self, member_id: str) -> None:
         member = self.members.pop(member_id, None)
         if member is not None:
-            self.supported_protocols.subtract(name for name, _ in member.protocols)
+            self.supported_protocols.subtract(_protocol_names(member))
             if member.is_awaiting_join:
                 self.num_awaiting_join -= 1
             if member.group_instance_id is not None:
@@ -242,9 +242,9 @@ class ClassicGroup(Group):
 
     def update_member(self, member: ClassicMember, protocols: list[tuple[str, bytes]], rebalance_timeout_ms: int,
                       session_timeout_ms: int, future: PendingResponse | None) -> None:
-        self.supported_protocols.subtract(name for name, _ in member.protocols)
+        self.supported_protocols.subtract(_protocol_names(member))
         member.protocols = list(protocols)
-        self.supported_protocols.update(name for name, _ in member.protocols)
+        self.supported_protocols.update(_protocol_names(member))
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
         if future is not None and not member.is_awaiting_join:
@@ -493,3 +493,10 @@ class ClassicGroup(Group):
 
 __all__ = ["ClassicGroup", "ClassicGroupState", "ClassicMember", "CONSUMER_PROTOCOL_TYPE",
            "GROUP_METADATA_VALUE_VERSION"]
+
+
+def _protocol_names(member: ClassicMember) -> set[str]:
+    """The protocol names a member supports, each once: `supported_protocols` counts members
+    per protocol (Kafka's candidate check compares it with the member count), so a JoinGroup
+    naming a protocol twice must not count twice, or no protocol is a candidate any more."""
+    return {name for name, _ in member.protocols}
