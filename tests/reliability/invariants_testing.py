@@ -158,6 +158,9 @@ def point_clients_at(clients: Any, new: Coordinator) -> None:
         for obj in (k, getattr(k, "app", None)):
             if obj is not None and hasattr(obj, "c"):
                 obj.c = new
+            transport = getattr(obj, "transport", None)   # the network the client sends through
+            if transport is not None and hasattr(transport, "c"):
+                transport.c = new
         for attr in ("_join", "_sync"):
             pending = getattr(k, attr, None)
             if pending is not None and not pending.done:
@@ -173,5 +176,7 @@ def failover(sim: Any) -> Coordinator:
     """Throw the simulation's coordinator away and carry on with one reloaded from its logs."""
     new = reload(sim.c)
     sim.c = new
+    if getattr(sim, "transport", None) is not None:
+        sim.transport.c = new
     point_clients_at(sim.consumers, new)
     return new
