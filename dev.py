@@ -8,7 +8,7 @@ and one more, for long runs:
 
     python3 dev.py reliability   # the reliability suites with the long hypothesis profile, and their totals
 
-Both create ./.venv on first use and install the project with every extra
+Each creates ./.venv on first use and installs the project with every extra
 (`pip install -e .[dev]`); they reinstall only when pyproject.toml changes.
 Needs Python 3.11+; PySpark parts also need Java 17 on PATH.
 """
