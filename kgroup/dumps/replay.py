@@ -242,6 +242,20 @@ def _cluster_metadata(metadata: Any, paths: list[Any]) -> ClusterMetadata | None
     return read_cluster_metadata(metadata)
 
 
+def _fill(log: OffsetsLog, by_partition: dict[int, list[DumpEntry]], stats: ReplayStats, warned: set[str]) -> None:
+    """Append each partition's entries to `log`, partitions merged by time as a broker's log dir
+    reads back (OffsetsLog.read), and widen the stats' time range."""
+    streams = [[((e.timestamp if e.timestamp is not None else -1), p, i, e) for i, e in enumerate(entries)]
+               for p, entries in sorted(by_partition.items())]
+    merged = ((p, e) for _ts, p, _i, e in heapq.merge(*streams, key=lambda t: t[:3]))
+    for partition, run in _batches(merged):
+        _append(log, partition, run, stats, warned)
+        ts = run[0].timestamp
+        if ts is not None and ts >= 0:
+            stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
+            stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
+
+
 def _skip(stats: ReplayStats, reason: str, warned: set[str], n: int = 1, *, depth: int = 0) -> None:
     """Count `n` entries not fed, warning once per reason (as the Coordinator does per type).
     `depth`: frames between `_replay` and the caller (the warning names the caller of `replay`)."""
@@ -309,7 +323,7 @@ def _append(log: OffsetsLog, partition: int, run: list[DumpEntry], stats: Replay
     base = first.offset if first.offset is not None else end
     if base < end:
         # e.g. the same segment given twice: Kafka's log would never hold it twice
-        _skip(stats, "records whose offset goes back (e.g. a segment given twice)", warned, len(run), depth=1)
+        _skip(stats, "records whose offset goes back (e.g. a segment given twice)", warned, len(run), depth=2)
         return
     ts = first.timestamp if first.timestamp is not None else -1
     if first.control is not None:
@@ -475,15 +489,7 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
         g = group_of(e)
         by_partition.setdefault(partition_for(g, num_partitions) if g is not None else 0, []).append(e)
     log = OffsetsLog(num_partitions, topic=CONSUMER_OFFSETS)
-    streams = [[((e.timestamp if e.timestamp is not None else -1), p, i, e) for i, e in enumerate(entries)]
-               for p, entries in sorted(by_partition.items())]
-    merged = ((p, e) for _ts, p, _i, e in heapq.merge(*streams, key=lambda t: t[:3]))
-    for partition, run in _batches(merged):
-        _append(log, partition, run, stats, warned)
-        ts = run[0].timestamp
-        if ts is not None and ts >= 0:
-            stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
-            stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
+    _fill(log, by_partition, stats, warned)
 
     # 3b. The share coordinator's log, the same way.
     share_log = None
@@ -525,15 +531,7 @@ def _share_state_log(by_partition: dict[int | None, list[DumpEntry]], placements
         by_partition.setdefault(share_state_partition_for(k.group_id, k.topic_id, k.partition, n)
                                 if k is not None else 0, []).append(e)
     log = OffsetsLog(n, topic=SHARE_GROUP_STATE)
-    streams = [[((e.timestamp if e.timestamp is not None else -1), p, i, e) for i, e in enumerate(entries)]
-               for p, entries in sorted(by_partition.items())]
-    merged = ((p, e) for _ts, p, _i, e in heapq.merge(*streams, key=lambda t: t[:3]))
-    for partition, run in _batches(merged):
-        _append(log, partition, run, stats, warned)
-        ts = run[0].timestamp
-        if ts is not None and ts >= 0:
-            stats.first_timestamp = ts if stats.first_timestamp is None else min(stats.first_timestamp, ts)
-            stats.last_timestamp = ts if stats.last_timestamp is None else max(stats.last_timestamp, ts)
+    _fill(log, by_partition, stats, warned)
     return log
 
 
