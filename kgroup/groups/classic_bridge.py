@@ -79,6 +79,25 @@ def schedule_join_timeout_if_absent(c: "Coordinator", kind: str, group_id: str, 
             c, group_id, member_id, "the classic member failed to join within the rebalance timeout"))
 
 
+def classic_member(group: Any, member_id: str, instance_id: str | None) -> Any:
+    """The member a classic request names (by instance id when static), which must speak the
+    classic protocol: UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID otherwise, in Kafka's words."""
+    if instance_id is None:
+        member = group.members.get(member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
+                             f"{group.group_id}.")
+    else:
+        member = group.static_member(instance_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
+        if member.member_id != member_id:
+            raise KafkaError(ErrorCode.fenced_instance_id)
+    if not member.uses_classic_protocol:
+        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member.member_id} does not use the classic protocol.")
+    return member
+
+
 def check_classic_sync(c: "Coordinator", kind: str, group: Any, member: Any, req: Any,
                        fence: Callable[..., Any]) -> str:
     """Kafka's checks of a classic member's SyncGroup served by a modern group: its generation,

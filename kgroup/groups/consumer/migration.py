@@ -203,19 +203,6 @@ def _schedule_join_timeout_if_absent(c: "Coordinator", group_id: str, member_id:
     bridge.schedule_join_timeout_if_absent(c, "consumer", group_id, member_id, timeout_ms, fence_member_by_id)
 
 
-def _classic_member(group: ConsumerGroup, member_id: str, instance_id: str | None) -> ConsumerGroupMember:
-    from . import protocol as P
-    if instance_id is None:
-        member = P.get_member(group, member_id)
-    else:
-        member = group.static_member(instance_id)
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
-        if member.member_id != member_id:
-            raise KafkaError(ErrorCode.fenced_instance_id)
-    if not member.uses_classic_protocol:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member.member_id} does not use the classic protocol.")
-    return member
 
 
 def _must_rejoin(c: "Coordinator", group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
@@ -235,7 +222,7 @@ def classic_sync(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     gid = group.group_id
     try:
         from .protocol import fence_member_by_id
-        member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
+        member = bridge.classic_member(group, req.member_id, get(req, "group_instance_id"))
         protocol_name = bridge.check_classic_sync(c, "consumer", group, member, req, fence_member_by_id)
     except KafkaError as e:
         future.complete({"error_code": e.code, "assignment": b"", "protocol_type": None, "protocol_name": None})
@@ -252,7 +239,7 @@ def classic_sync(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
 
 def classic_heartbeat(group: ConsumerGroup, c: "Coordinator", req: Any) -> ErrorCode:
     """Kafka's `classicGroupHeartbeatToConsumerGroup`."""
-    member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
+    member = bridge.classic_member(group, req.member_id, get(req, "group_instance_id"))
     if req.generation_id != member.member_epoch:
         raise KafkaError(ErrorCode.illegal_generation)
     from .protocol import schedule_session_timeout

@@ -226,21 +226,6 @@ def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
     return Result(None, records, then=step.follow_ups)
 
 
-def _classic_member(group: StreamsGroup, member_id: str, instance_id: str | None) -> StreamsGroupMember:
-    if instance_id is None:
-        member = group.members.get(member_id)
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
-                             f"{group.group_id}.")
-    else:
-        member = group.static_member(instance_id)
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
-        if member.member_id != member_id:
-            raise KafkaError(ErrorCode.fenced_instance_id)
-    if not member.uses_classic_protocol:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member.member_id} does not use the classic protocol.")
-    return member
 
 
 def _waited_for_tasks_free(group: StreamsGroup, member: StreamsGroupMember) -> bool:
@@ -310,7 +295,7 @@ def classic_sync(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
         return fail(ErrorCode.unknown_member_id)
     gid = group.group_id
     try:
-        member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
+        member = bridge.classic_member(group, req.member_id, get(req, "group_instance_id"))
         protocol_name = bridge.check_classic_sync(c, KIND, group, member, req, P.fence_member_by_id)
         sub, _ = decode_subscription(member.classic_member_metadata.supported_protocols[0][1])
         info = decode_subscription_info(sub.user_data or b"")
@@ -334,7 +319,7 @@ def classic_heartbeat(group: StreamsGroup, c: "Coordinator", req: Any) -> ErrorC
     from . import protocol as P
     if not migration_enabled(c):
         raise KafkaError(ErrorCode.unknown_member_id, f"group {group.group_id} is not a classic group")
-    member = _classic_member(group, req.member_id, get(req, "group_instance_id"))
+    member = bridge.classic_member(group, req.member_id, get(req, "group_instance_id"))
     if req.generation_id != member.member_epoch:
         raise KafkaError(ErrorCode.illegal_generation)
     P.schedule_session_timeout(c, group.group_id, member.member_id, member.classic_member_metadata.session_timeout_ms)
