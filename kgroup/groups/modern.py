@@ -94,6 +94,23 @@ def replay_target_epoch(group: "ModernGroup", group_id: str, value: Any) -> None
         group.assignment_timestamp = timestamp
 
 
+def assignment_of(topic_partitions: Iterable[Any]) -> Assignment:
+    """Partitions by topic id from a record's TopicPartitions list (empty topics dropped)."""
+    out: dict[uuid.UUID, set[int]] = {}
+    for tp in topic_partitions:
+        out.setdefault(tp.topic_id, set()).update(tp.partitions)
+    return {t: frozenset(ps) for t, ps in out.items() if ps}
+
+
+def replay_target_member(group: "ModernGroup", member_id: str, value: Any, convert: Any) -> None:
+    """The target-assignment-member record: the member's target, `convert(value)` (its tombstone:
+    the member has no target any more)."""
+    if value is None:
+        group.target_assignment.pop(member_id, None)
+    else:
+        group.target_assignment[member_id] = convert(value)
+
+
 def member_tombstone_allowed(group: "ModernGroup", member_id: str, prefix: str) -> bool:
     """Whether a member-metadata tombstone removes the member: it must be there, and its
     current assignment (epoch -1) and target assignment must have been deleted before
@@ -271,7 +288,8 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["ReplayError", "persisted_group", "replay_target", "replay_group_tombstone", "replay_target_epoch",
-           "member_tombstone_allowed", "topic_partitions", "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
+__all__ = ["assignment_of", "replay_target_member", "ReplayError", "persisted_group", "replay_target",
+           "replay_group_tombstone", "replay_target_epoch", "member_tombstone_allowed", "topic_partitions",
+           "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
            "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

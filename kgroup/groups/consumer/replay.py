@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, frozen, member_tombstone_allowed, replay_group_tombstone,
-                                  replay_target, replay_target_epoch)
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, assignment_of, member_tombstone_allowed,
+                                  replay_group_tombstone, replay_target, replay_target_epoch, replay_target_member)
 from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.runtime import replays
 
@@ -73,15 +73,8 @@ def _target_epoch(c: "Coordinator", entry: Any) -> None:
 @replays(R.ConsumerGroupTargetAssignmentMember)
 def _target_member(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is None:
-        return
-    if value is None:
-        group.target_assignment.pop(key.member_id, None)
-        return
-    assignment: dict = {}
-    for tp in value.topic_partitions:
-        assignment.setdefault(tp.topic_id, set()).update(tp.partitions)
-    group.target_assignment[key.member_id] = frozen(assignment)
+    if group is not None:
+        replay_target_member(group, key.member_id, value, lambda v: assignment_of(v.topic_partitions))
 
 
 @replays(R.ConsumerGroupCurrentMemberAssignment)

@@ -17,7 +17,8 @@ from typing import Any
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
-from kgroup.groups.modern import Assignment, MemberState, ModernGroup, ModernGroupState, topic_order, topic_partitions
+from kgroup.groups.modern import (Assignment, MemberState, ModernGroup, ModernGroupState, assignment_of, topic_order,
+                                  topic_partitions)
 from kgroup.javaorder import java_string_set_order
 
 SHARE_PROTOCOL_TYPE = "share"
@@ -266,13 +267,6 @@ def member_from_value(member_id: str, old: ShareGroupMember | None, value: Any) 
     base = old if old is not None else ShareGroupMember(member_id)
     return base.replace(rack_id=value.rack_id, client_id=value.client_id, client_host=value.client_host,
                         subscribed_topic_names=frozenset(value.subscribed_topic_names))
-
-
-def assignment_of(topic_partitions: Iterable[Any]) -> Assignment:
-    out: dict[uuid.UUID, set[int]] = {}
-    for tp in topic_partitions:
-        out.setdefault(tp.topic_id, set()).update(tp.partitions)
-    return {t: frozenset(ps) for t, ps in out.items() if ps}
 
 
 def state_metadata_from_value(value: Any) -> StatePartitionMetadata:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, MemberState, member_tombstone_allowed,
-                                  replay_group_tombstone, replay_target, replay_target_epoch)
+                                  replay_group_tombstone, replay_target, replay_target_epoch, replay_target_member)
 from kgroup.runtime import replays
 
 from .group import (ShareGroup, ShareGroupMember, StatePartitionMetadata, assignment_of, member_from_value,
@@ -66,12 +66,8 @@ def _target_epoch(c: "Coordinator", entry: Any) -> None:
 @replays(R.ShareGroupTargetAssignmentMember)
 def _target_member(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is None:
-        return
-    if value is None:
-        group.target_assignment.pop(key.member_id, None)
-        return
-    group.target_assignment[key.member_id] = assignment_of(value.topic_partitions)
+    if group is not None:
+        replay_target_member(group, key.member_id, value, lambda v: assignment_of(v.topic_partitions))
 
 
 @replays(R.ShareGroupCurrentMemberAssignment)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, member_tombstone_allowed, replay_group_tombstone,
-                                  replay_target, replay_target_epoch)
+                                  replay_target, replay_target_epoch, replay_target_member)
 from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
@@ -92,12 +92,8 @@ def _target_epoch(c: "Coordinator", entry: Any) -> None:
 @replays(R.StreamsGroupTargetAssignmentMember)
 def _target_member(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is None:
-        return
-    if value is None:
-        group.target_assignment.pop(key.member_id, None)
-        return
-    group.target_assignment[key.member_id] = target_from_value(value)
+    if group is not None:
+        replay_target_member(group, key.member_id, value, target_from_value)
 
 
 @replays(R.StreamsGroupCurrentMemberAssignment)
