@@ -7,7 +7,7 @@ An unknown name or a value outside Kafka's bounds raises `ConfigError` naming it
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,6 +193,7 @@ class Config(Mapping[str, Any]):
                 raise ConfigError(f"{name}={v} is out of range: it must be at most {high}={values[high]}")
         self._values = values
         self.overrides = dict(overrides or {})
+        self._derived: dict[Any, Any] = {}
 
     @classmethod
     def of(cls, config: "Config | Mapping[str, Any] | None") -> "Config":
@@ -203,6 +204,14 @@ class Config(Mapping[str, Any]):
             return self._values[ALIASES.get(name, name)]
         except KeyError:
             raise ConfigError(f"unknown group coordinator config {name!r}") from None
+
+    def derived(self, key: Any, compute: Callable[["Config"], Any]) -> Any:
+        """`compute(self)`, remembered under `key` (settings do not change once made)."""
+        try:
+            return self._derived[key]
+        except KeyError:
+            value = self._derived[key] = compute(self)
+            return value
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)

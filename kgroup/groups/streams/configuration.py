@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import re2
 
@@ -86,6 +87,11 @@ class ConfiguredTopology:
         return self.status is None
 
     def num_tasks(self) -> dict[str, int]:
+        """Subtopology id -> its number of tasks (computed once: every heartbeat asks)."""
+        return self._num_tasks
+
+    @cached_property
+    def _num_tasks(self) -> dict[str, int]:
         return {} if self.subtopologies is None else {s: c.num_tasks for s, c in self.subtopologies.items()}
 
 

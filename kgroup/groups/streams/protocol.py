@@ -19,13 +19,13 @@ Fields that did not change are left out of the response, as the KIP asks.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, get_task_assignor
 from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec, TaskAssignorException, TaskId,
                                          TaskSets)
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.group_configs import group_config
+from kgroup.group_configs import group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
@@ -125,12 +125,12 @@ def validate_request(c: "Coordinator", req: Any) -> None:
             raise _invalid("InstanceId can't be null.")
     elif epoch < LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         raise _invalid(f"MemberEpoch is {epoch}, but must be greater than or equal to -2.")
-    lists = (req.active_tasks, req.standby_tasks, req.warmup_tasks)
-    if any(x is not None for x in lists) and any(x is None for x in lists):
+    nulls = (req.active_tasks is None) + (req.standby_tasks is None) + (req.warmup_tasks is None)
+    if nulls and nulls != 3:
         raise _invalid("If one task-type is non-null, all must be non-null.")
     if epoch != 0 and req.topology is not None:
         raise _invalid("Topology can only be provided when (re-)joining.")
-    if kip:
+    if kip and not nulls:
         sets = [set(_tasks(req.active_tasks)), set(_tasks(req.standby_tasks)), set(_tasks(req.warmup_tasks))]
         if (sets[0] & sets[1]) or (sets[0] & sets[2]) or (sets[1] & sets[2]):
             raise _invalid("ActiveTasks, StandbyTasks and WarmupTasks must be disjoint.")
@@ -267,11 +267,30 @@ def _owned(req: Any) -> TaskSets | None:
 # ---------------------------------------------------------------------------------------
 # Effective per-group settings (dynamic group configs win over the coordinator's)
 
-def assignment_configs(c: "Coordinator", group_id: str) -> dict[str, str]:
+class Settings(NamedTuple):
+    """The group settings a heartbeat reads, read in one pass (`settings`)."""
+    session_timeout_ms: Any
+    heartbeat_interval_ms: Any
+    task_offset_interval_ms: Any
+    acceptable_recovery_lag: Any
+    num_standby_replicas: Any
+    num_warmup_replicas: Any
+
+
+_SETTINGS = ("streams.session.timeout.ms", "streams.heartbeat.interval.ms", "streams.task.offset.interval.ms",
+             "streams.acceptable.recovery.lag", "streams.num.standby.replicas", "streams.num.warmup.replicas")
+
+
+def settings(c: "Coordinator", group_id: str) -> Settings:
+    return Settings(*group_configs_of(c, group_id, _SETTINGS))
+
+
+def assignment_configs(c: "Coordinator", group_id: str, s: Settings | None = None) -> dict[str, str]:
     """The KIP's assignment configurations; a change bumps the group epoch."""
-    return {"acceptable.recovery.lag": str(group_config(c, group_id, "streams.acceptable.recovery.lag")),
-            "num.standby.replicas": str(group_config(c, group_id, "streams.num.standby.replicas")),
-            "num.warmup.replicas": str(group_config(c, group_id, "streams.num.warmup.replicas"))}
+    s = s or settings(c, group_id)
+    return {"acceptable.recovery.lag": str(s.acceptable_recovery_lag),
+            "num.standby.replicas": str(s.num_standby_replicas),
+            "num.warmup.replicas": str(s.num_warmup_replicas)}
 
 
 def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopology | None) -> str:
@@ -355,7 +374,6 @@ def _endpoint(req: Any) -> Endpoint | None:
 def heartbeat(c: "Coordinator", req: Any) -> Result:
     group_id, epoch = req.group_id, req.member_epoch
     joining = epoch == 0
-    now = c.now()
     records: list = []
     group = get_or_create_group(c, group_id, joining, records,
                                 req.topology.epoch if joining and req.topology is not None else 0)
@@ -404,15 +422,16 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
                                   assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
     offsets, end_offsets = _reported_offsets(req)
     group.record_task_offsets(member_id, updated.process_id, offsets, end_offsets)
+    s = settings(c, group_id)
     step = advance_member(c, group, member, updated, new_member=new_member, replaced=replaced,
                           new_topology=new_topology, topology=topology, configured=configured, offsets=offsets,
-                          owned=owned, records=records)
+                          owned=owned, records=records, settings_=s)
     reconciled, delayed, follow_ups = step.member, step.delayed, step.follow_ups
-    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "streams.session.timeout.ms"))
+    schedule_session_timeout(c, group_id, member_id, s.session_timeout_ms)
     if req.shutdown_application:
         group.shutdown_requested_by = member_id  # soft state, as in Kafka
 
-    response = _response(c, group, req, reconciled, topology, configured, delayed)
+    response = _response(c, group, req, reconciled, topology, configured, delayed, s)
     # Tasks are sent when joining or when they changed (Kafka sends no more than that).
     if joining or reconciled.assigned != member.assigned:
         a = reconciled.assigned
@@ -447,7 +466,8 @@ class MemberStep:
 def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMember, updated: StreamsGroupMember,
                    *, new_member: bool, replaced: StreamsGroupMember | None, new_topology: Topology | None,
                    topology: Topology | None, configured: ConfiguredTopology | None,
-                   offsets: dict[TaskId, int] | None, owned: TaskSets | None, records: list) -> MemberStep:
+                   offsets: dict[TaskId, int] | None, owned: TaskSets | None, records: list,
+                   settings_: Settings | None = None) -> MemberStep:
     """Steps 3-6 of a heartbeat, shared by StreamsGroupHeartbeat and a classic member's JoinGroup
     (online migration): write the member, bump the group epoch when the KIP says so, compute a
     new target assignment when the group epoch is ahead, and reconcile the member."""
@@ -469,7 +489,7 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
                           != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id))
     bump = (group.group_epoch == 0 or new_member or new_topology is not None or member_changed
             or _warmup_caught_up(c, group, updated, offsets))
-    configs = assignment_configs(c, group_id)
+    configs = assignment_configs(c, group_id, settings_)
     # The metadata hash only needs computing when the topology, the cluster or the epoch moved.
     refresh = (new_topology is not None or bump or group.has_metadata_expired(now, c.cluster.metadata_version))
     if not refresh:
@@ -633,8 +653,8 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
 
 
 def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
-              topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool) -> dict:
-    gid = group.group_id
+              topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool,
+              s: Settings) -> dict:
     statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, topics, delay, shutdown
     if topology is not None and member.topology_epoch < topology.epoch:
         statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
@@ -650,13 +670,13 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
         statuses.append(StatusInfo(Status.SHUTDOWN_APPLICATION,
                                    f"Streams group member {requester} encountered a fatal error and requested "
                                    "a shutdown for the entire application."))
-    lag = int(group_config(c, gid, "streams.acceptable.recovery.lag"))
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
                 "member_id": member.member_id, "member_epoch": member.member_epoch,
-                "heartbeat_interval": int(group_config(c, gid, "streams.heartbeat.interval.ms")),
-                "acceptable_recovery_lag": lag if c.profile.streams_acceptable_recovery_lag_in_v0 else 0,
-                "task_offset_interval": int(group_config(c, gid, "streams.task.offset.interval.ms")),
-                "status": [s.to_data() for s in statuses] or None,   # null when there is none, as Kafka
+                "heartbeat_interval": int(s.heartbeat_interval_ms),
+                "acceptable_recovery_lag": (int(s.acceptable_recovery_lag)
+                                            if c.profile.streams_acceptable_recovery_lag_in_v0 else 0),
+                "task_offset_interval": int(s.task_offset_interval_ms),
+                "status": [status.to_data() for status in statuses] or None,   # null when there is none, as Kafka
                 "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
                 "endpoint_information_epoch": group.endpoint_information_epoch,
                 "partitions_by_user_endpoint": None}
