@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -234,16 +235,18 @@ def metadata_hash(topic_names: Iterable[str], cluster: Cluster, cache: TopicHash
     """Kafka's `ModernGroup.computeMetadataHash`: the group hash of the subscribed topics that exist.
 
     Topics missing from `cluster` are skipped (not hashed as 0); no existing topic gives 0.
-    Pass a `TopicHashCache` for `cluster` to reuse topic hashes across calls.
+    Topic hashes are reused across calls, as Kafka's coordinator does, from `cache` or else the
+    cluster's own cache (dropped whenever its metadata version moves).
     """
-    if cache is not None:
-        if cache.cluster is not cluster:
-            raise ValueError("the TopicHashCache belongs to another cluster")
-        return cache.metadata_hash(topic_names)
-    hashes: dict[str, int] = {}
-    for name in topic_names:
-        if name not in hashes:
-            value = _cluster_topic_hash(cluster, name)
-            if value is not None:
-                hashes[name] = value
-    return group_metadata_hash(hashes)
+    if cache is None:
+        cache = _CACHES.get(cluster)
+        if cache is None:
+            cache = _CACHES[cluster] = TopicHashCache(cluster)
+    elif cache.cluster is not cluster:
+        raise ValueError("the TopicHashCache belongs to another cluster")
+    return cache.metadata_hash(topic_names)
+
+
+#: one topic-hash cache per cluster (a coordinator's failover successor shares it, as it shares
+#: the cluster's metadata)
+_CACHES: "weakref.WeakKeyDictionary[Cluster, TopicHashCache]" = weakref.WeakKeyDictionary()
