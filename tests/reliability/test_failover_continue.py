@@ -148,7 +148,11 @@ def _share_outcome(m, running: list) -> list:
 def _accounted_for(m, r: dict) -> bool:
     """Nothing lost: the start offset is within the log, and every state batch lies between it
     and the log end (records past the last batch are Available)."""
-    start, end = r["start_offset"], m.c.cluster.end_offset(r["topic"], r["partition"])
+    start, topic = r["start_offset"], r["topic"]
+    if topic is None or topic not in m.c.cluster:
+        end = float("inf")          # the topic was deleted: its log end is gone with it
+    else:
+        end = m.c.cluster.end_offset(topic, r["partition"])
     return start <= end and all(start <= b["first_offset"] <= b["last_offset"] < end for b in r["state_batches"])
 
 
