@@ -183,10 +183,6 @@ class OffsetsManager:
                             transactional=False, retention_ms=retention_ms)
 
     def txn_offset_commit(self, req: Any, version: int) -> Result:
-        if req.producer_id < 0:
-            # no transaction can have producer id -1 (NO_PRODUCER_ID): Kafka's transaction
-            # verification (KIP-890) refuses the write as INVALID_PRODUCER_ID_MAPPING
-            return Result(self._commit_response(req, lambda t, p: ErrorCode.invalid_producer_id_mapping))
         result = self._commit(req, version, generation=get(req, "generation_id", -1), transactional=True)
         if result.records:
             result.producer_id, result.producer_epoch, result.transactional = req.producer_id, req.producer_epoch, True
@@ -203,6 +199,13 @@ class OffsetsManager:
             if not group_id:
                 raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
             self.c.check_coordinator(group_id)
+            if transactional and req.producer_id < 0:
+                # Kafka verifies the transaction (KIP-890) once the group id is valid and the
+                # partition led here, before the group is looked at: no transactional id maps
+                # to producer id -1, so the transaction coordinator answers INVALID_PRODUCER_ID_MAPPING
+                # (GroupCoordinatorService.commitTransactionalOffsets, TransactionCoordinator.
+                # handleVerifyPartitionsInTransaction)
+                raise KafkaError(ErrorCode.invalid_producer_id_mapping, "no transaction has producer id -1")
             self._validate_commit(group_id, ctx)
         except KafkaError as e:
             code = e.code
