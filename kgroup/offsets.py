@@ -301,15 +301,19 @@ class OffsetsManager:
                 out.append({"name": t, "topic_id": topic_id,
                             "partitions": [partition(t, p, offsets[(t, p)]) for p in parts]})
         else:
+            # KafkaApis.fetchOffsetsForGroup answers an unknown topic id itself, after the
+            # coordinator's topics
+            unknown = []
             for topic in topics:
                 name, topic_id = self._topic_name(topic, version)
                 if name is None:
-                    out.append({"name": "", "topic_id": topic_id, "partitions": [
+                    unknown.append({"name": "", "topic_id": topic_id, "partitions": [
                         {"partition_index": p, "committed_offset": INVALID_OFFSET, "committed_leader_epoch": -1,
                          "metadata": "", "error_code": ErrorCode.unknown_topic_id} for p in topic.partition_indexes]})
                     continue
                 out.append({"name": name, "topic_id": topic_id, "partitions": [
                     partition(name, p, offsets.get((name, p))) for p in topic.partition_indexes]})
+            out += unknown
         return {"group_id": group_id, "topics": out, "error_code": ErrorCode.none}
 
     # -- OffsetDelete -------------------------------------------------------------------

@@ -251,6 +251,46 @@ def test_offset_fetch_single_group_versions():
     assert [p.error_code for t in r.topics for p in t.partitions] == [GAF]  # v0-1: on the partitions
 
 
+def test_offset_fetch_error_topics_come_after_the_coordinators_answer():
+    # KafkaApis.fetchOffsetsForGroup: UNKNOWN_TOPIC_ID (v10+) and TOPIC_AUTHORIZATION_FAILED
+    # topics, in request order, are added after the topics the coordinator answered
+    c = coord()
+    _committed(c)
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "orders", "DESCRIBE")
+    unknown = uuid.UUID(int=99)
+    asked = [{"topic_id": c.cluster.topic_id("payments"), "partition_indexes": [0]},
+             {"topic_id": unknown, "partition_indexes": [0]},
+             {"topic_id": c.cluster.topic_id("orders"), "partition_indexes": [0]}]
+    g = send(c, "OffsetFetch", 10, groups=[{"group_id": "g", "member_id": None, "member_epoch": -1,
+                                            "topics": asked}], require_stable=False).groups[0]
+    assert [(t.topic_id, [(p.committed_offset, p.error_code) for p in t.partitions]) for t in g.topics] == [
+        (c.cluster.topic_id("orders"), [(10, E.none)]), (c.cluster.topic_id("payments"), [(-1, TAF)]),
+        (unknown, [(-1, E.unknown_topic_id)])]
+    # without an authorizer KafkaApis still answers the unknown topic id after the coordinator's topics
+    plain = Coordinator(cluster=c.cluster)
+    g = plain.handle(request("OffsetFetch", 10, groups=[{"group_id": "g", "member_id": None, "member_epoch": -1,
+                                                         "topics": asked}], require_stable=False)).groups[0]
+    assert [t.topic_id for t in g.topics] == [c.cluster.topic_id("payments"), c.cluster.topic_id("orders"), unknown]
+
+
+def test_offset_fetch_asks_the_coordinator_even_when_every_topic_is_denied():
+    # KafkaApis.fetchOffsetsForGroup calls the coordinator with the authorized topics, even none:
+    # its group error (here NOT_COORDINATOR) is the answer from v2 and the TAF topics are dropped;
+    # v0-1 carry the group error on the partitions the coordinator saw, then the TAF topics
+    c = Coordinator(cluster=Cluster({"orders": 2, "payments": 1}, seed=1), profile="kafka", authorizer=True,
+                    hosted_partitions=[])
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "orders", "DESCRIBE")
+    r = send(c, "OffsetFetch", 7, group_id="g", topics=[{"name": "payments", "partition_indexes": [0]}],
+             require_stable=False)
+    assert r.error_code == E.not_coordinator and list(r.topics) == []
+    r = send(c, "OffsetFetch", 1, group_id="g", topics=[{"name": "payments", "partition_indexes": [0]},
+                                                        {"name": "orders", "partition_indexes": [0]}])
+    assert [(t.name, p.error_code) for t in r.topics for p in t.partitions] == [
+        ("orders", E.not_coordinator), ("payments", TAF)]
+
+
 def test_offset_delete_needs_delete_on_the_group_and_read_on_topics():
     c = coord()
     _committed(c)
