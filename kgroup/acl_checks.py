@@ -22,7 +22,7 @@ What each API needs (Kafka's ACL table and KafkaApis):
 | DescribeGroups, Consumer/Streams/ShareGroupDescribe | DESCRIBE group (per group; StreamsGroupDescribe under profile "kip": READ, as KIP-1071 says); authorized operations; DESCRIBE on the topics the group shows (KIP-848 describes) |
 | ListGroups | DESCRIBE cluster, or else only the groups with DESCRIBE |
 | DeleteGroups | DELETE group (per group) |
-| ConsumerGroupHeartbeat, ShareGroupHeartbeat | READ group; DESCRIBE on every subscribed topic |
+| ConsumerGroupHeartbeat, ShareGroupHeartbeat | READ group; DESCRIBE on every subscribed topic name (a regex is not checked here: the coordinator keeps only the matches the member whose heartbeat refreshes it may DESCRIBE, kgroup.groups.consumer.protocol.resolve_regexes) |
 | StreamsGroupHeartbeat | READ group; DESCRIBE on the topology's topics (profile "kip": DESCRIBE_CONFIGS, as KIP-1071 says); CREATE (cluster or topic) to create internal topics (kgroup.groups.streams.internal_topics) |
 | ShareFetch, ShareAcknowledge | READ group; READ topic (per topic) |
 | Describe/Alter/DeleteShareGroupOffsets | DESCRIBE/READ/DELETE group; DESCRIBE/READ/READ topic |

@@ -375,6 +375,41 @@ def test_consumer_group_regex_matches_only_describable_topics():
     assert {r: v.topics for r, v in c.groups["g"].resolved_regexes.items()} == {".*": frozenset({"orders"})}
 
 
+def _cg_regex(c, regex, principal, member=1, group="g"):
+    return send(c, "ConsumerGroupHeartbeat", 1, principal, group_id=group, member_id=str(uuid.UUID(int=member)),
+                member_epoch=0, instance_id=None, rack_id=None, rebalance_timeout=30_000,
+                subscribed_topic_names=None, subscribed_topic_regex=regex, server_assignor=None, topic_partitions=[])
+
+
+def test_regex_is_resolved_with_the_rights_of_the_member_whose_heartbeat_refreshes_it():
+    # KAFKA-18813 (apache/kafka#18989): KafkaApis does not check a regex; the coordinator filters
+    # what it matches by DESCRIBE "based on the acl of the consumer that triggered the refresh",
+    # for every regex of the group (TopicRegexResolver.filterTopicDescribeAuthorizedTopics).
+    # A member with fewer rights may then get topics it may not describe (noted in #19488).
+    c = coord()
+    for who, topic in ((ALICE, "orders"), (BOB, "payments")):
+        acls(c).allow(who, "GROUP", "g", "READ")
+        acls(c).allow(who, "TOPIC", topic, "DESCRIBE")
+    assert _cg_regex(c, "orders|payments", ALICE).error_code == E.none
+    resolved = lambda: {r: v.topics for r, v in c.groups["g"].resolved_regexes.items()}  # noqa: E731
+    assert resolved() == {"orders|payments": frozenset({"orders"})}
+    c.advance(11_000)  # past REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: bob's new regex refreshes them all
+    assert _cg_regex(c, "pay.*", BOB, member=2).error_code == E.none
+    assert resolved() == {"orders|payments": frozenset({"payments"}), "pay.*": frozenset({"payments"})}
+
+
+def test_regex_matching_no_describable_topic_resolves_to_nothing_without_error():
+    # GroupMetadataManagerTest (KAFKA-18813): denied topics are dropped from the resolution; the
+    # heartbeat itself succeeds and the member is assigned nothing
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "g", "READ")
+    r = _cg_regex(c, ".*", ALICE)
+    assert r.error_code == E.none and list(r.assignment.topic_partitions) == []
+    assert {k: v.topics for k, v in c.groups["g"].resolved_regexes.items()} == {".*": frozenset()}
+    member = c.groups["g"].members[str(uuid.UUID(int=1))]
+    assert not member.assigned_partitions
+
+
 def test_consumer_group_describe_authorized_operations_and_hidden_topics():
     c = coord()
     acls(c).allow(ALICE, "GROUP", "g", "READ")
