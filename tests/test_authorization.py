@@ -470,6 +470,29 @@ def test_streams_internal_topics_need_create_else_reported_missing_and_not_creat
     assert "app-store-changelog" in c.cluster
 
 
+def test_streams_internal_topics_none_created_while_one_lacks_create():
+    # KafkaApis.handleStreamsGroupHeartbeat: CREATE on the cluster, else on each topic to create;
+    # if any is denied none is created and "; Unauthorized to CREATE on topics ..." is appended to
+    # the MISSING_INTERNAL_TOPICS detail (KIP-1071: "no such attempt will be made")
+    two = Topology(0, (Subtopology("0", source_topics=("orders",), state_changelog_topics=(
+        TopicInfo("app-a-changelog"), TopicInfo("app-b-changelog"))),))
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "app", "READ")
+    acls(c).allow(ALICE, "TOPIC", "*", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "app-a", "CREATE", pattern="PREFIXED")
+    r = _shb(c, topology=two)
+    assert {s.status_code: s.status_detail for s in r.status}[3] == (
+        "Internal topics app-a-changelog, app-b-changelog are missing; "
+        "Unauthorized to CREATE on topics app-b-changelog.")
+    c.advance(5_000)
+    assert "app-a-changelog" not in c.cluster and "app-b-changelog" not in c.cluster
+    acls(c).allow(ALICE, "CLUSTER", "kafka-cluster", "CREATE")
+    r = _shb(c, topology=two)
+    assert "Unauthorized" not in {s.status_code: s.status_detail for s in r.status}[3]
+    c.advance(1_000)
+    assert "app-a-changelog" in c.cluster and "app-b-changelog" in c.cluster
+
+
 @pytest.mark.parametrize("profile,op", [("kafka", "DESCRIBE"), ("kip", "READ")])
 def test_streams_group_describe_group_acl_by_profile(profile, op):
     # kip: KIP-1071 StreamsGroupDescribe "Required ACL: Read Group"; kafka: DESCRIBE (KafkaApis)
