@@ -17,12 +17,12 @@ What each API needs (Kafka's ACL table and KafkaApis):
 | JoinGroup, SyncGroup, Heartbeat, LeaveGroup | READ group |
 | OffsetCommit | READ group; READ topic (per topic) |
 | TxnOffsetCommit | WRITE transactional id; READ group; READ topic |
-| OffsetFetch | DESCRIBE group (per group, KIP-709); DESCRIBE topic (asked: error, all: filtered) |
+| OffsetFetch | DESCRIBE group (per group, KIP-709; v0-1: on the partitions); DESCRIBE topic (asked: TOPIC_AUTHORIZATION_FAILED per partition, after the coordinator's topics; all: filtered) |
 | OffsetDelete | DELETE group; READ topic |
 | DescribeGroups, Consumer/Streams/ShareGroupDescribe | DESCRIBE group (per group; StreamsGroupDescribe under profile "kip": READ, as KIP-1071 says); authorized operations; DESCRIBE on the topics the group shows (KIP-848 describes) |
 | ListGroups | DESCRIBE cluster, or else only the groups with DESCRIBE |
 | DeleteGroups | DELETE group (per group) |
-| ConsumerGroupHeartbeat, ShareGroupHeartbeat | READ group; DESCRIBE on every subscribed topic |
+| ConsumerGroupHeartbeat, ShareGroupHeartbeat | READ group; DESCRIBE on every subscribed topic name (a regex is not checked here: the coordinator keeps only the matches the member whose heartbeat refreshes it may DESCRIBE, kgroup.groups.consumer.protocol.resolve_regexes) |
 | StreamsGroupHeartbeat | READ group; DESCRIBE on the topology's topics (profile "kip": DESCRIBE_CONFIGS, as KIP-1071 says); CREATE (cluster or topic) to create internal topics (kgroup.groups.streams.internal_topics) |
 | ShareFetch, ShareAcknowledge | READ group; READ topic (per topic) |
 | Describe/Alter/DeleteShareGroupOffsets | DESCRIBE/READ/DELETE group; DESCRIBE/READ/READ topic |
@@ -202,27 +202,41 @@ def _fetch_partition_error(p: int, code: ErrorCode) -> dict:
 
 @guards(9)
 def _offset_fetch(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
-    """DESCRIBE on each group (KIP-709: one error per group from v8) and on each topic: a
-    topic asked for gets TOPIC_AUTHORIZATION_FAILED, "all topics" leaves it out."""
+    """KafkaApis.handleOffsetFetchRequest (one path for every version since Kafka 4.1): DESCRIBE
+    on each group, else GROUP_AUTHORIZATION_FAILED for the group (v2+: the group's error; v0-1,
+    which have no group error: on every partition asked for). Topics asked for
+    (fetchOffsetsForGroup): an unknown topic id (v10+) gets UNKNOWN_TOPIC_ID and a topic the
+    caller may not DESCRIBE TOPIC_AUTHORIZATION_FAILED, on each of its partitions; the
+    coordinator is asked for the rest (even none) and these error topics come after its answer,
+    which is returned alone when it carries a group error. "All topics"
+    (fetchAllOffsetsForGroup): topics the caller may not DESCRIBE are left out."""
+    def error_topic(t: Any, code: ErrorCode) -> dict:
+        return {"name": name(t) or "", "topic_id": get(t, "topic_id"),
+                "partitions": [_fetch_partition_error(p, code) for p in t.partition_indexes]}
+
     def name(t: Any) -> str | None:
         return _name_by_id(c, t.topic_id) if version >= 10 else t.name
 
-    def split_topics(topics: Any) -> tuple[Any, list[bool] | None, list]:
+    def split_topics(topics: Any) -> tuple[list | None, list[dict]]:
         if topics is None:
-            return None, None, []
-        items = list(topics)
-        kept, flags = _split(items, lambda t: name(t) is None or _topic(c, Op.DESCRIBE, name(t)))
-        return kept, flags, items
+            return None, []
+        kept, errors = [], []
+        for t in topics:
+            if name(t) is None:
+                errors.append(error_topic(t, ErrorCode.unknown_topic_id))
+            elif not _topic(c, Op.DESCRIBE, name(t)):
+                errors.append(error_topic(t, TAF))
+            else:
+                kept.append(t)
+        return kept, errors
 
-    def merge(group: dict, flags: list[bool] | None, items: list) -> dict:
+    def merge(group: dict, kept: list | None, errors: list[dict]) -> dict:
         if group.get("error_code", ErrorCode.none) != ErrorCode.none:
             return group
-        if flags is None:  # all topics: only those the caller may describe
+        if kept is None:  # all topics: only those the caller may describe
             group["topics"] = [t for t in group.get("topics") or () if _topic(c, Op.DESCRIBE, t["name"])]
         else:
-            group["topics"] = _interleave(flags, list(group.get("topics") or ()), lambda i: {
-                "name": get(items[i], "name", ""), "topic_id": get(items[i], "topic_id"),
-                "partitions": [_fetch_partition_error(p, TAF) for p in items[i].partition_indexes]})
+            group["topics"] = list(group.get("topics") or ()) + errors
         return group
 
     if version >= 8:
@@ -233,7 +247,7 @@ def _offset_fetch(c: "Coordinator", req: Any, version: int, proceed: Proceed) ->
 
         def fix(data: dict) -> dict:
             answered = iter(data.get("groups") or ())
-            data["groups"] = [merge(next(answered), s[1], s[2]) if ok else
+            data["groups"] = [merge(next(answered), *s) if ok else
                               {"group_id": g.group_id, "topics": [], "error_code": GAF}
                               for g, s, ok in zip(groups, splits, allowed)]
             return data
@@ -247,11 +261,9 @@ def _offset_fetch(c: "Coordinator", req: Any, version: int, proceed: Proceed) ->
                                                                        for p in t.partition_indexes]}
                                       for t in (req.topics or ())]})
         return Result({"topics": [], "error_code": GAF})
-    kept, flags, items = split_topics(req.topics)
-    if flags is not None and items and not kept:
-        return Result(merge({"topics": [], "error_code": ErrorCode.none}, flags, items))
-    return _then(proceed(_replace(req, topics=kept) if flags is not None else req),
-                 lambda data: merge(data, flags, items))
+    kept, errors = split_topics(req.topics)
+    return _then(proceed(_replace(req, topics=kept) if kept is not None else req),
+                 lambda data: merge(data, kept, errors))
 
 
 # -- describing and listing groups ------------------------------------------------------------

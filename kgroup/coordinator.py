@@ -577,8 +577,11 @@ def _write_txn_markers(c: Coordinator, req: Any, version: int) -> Result:
                     code = ErrorCode.unknown_topic_or_partition
                 elif p not in c.hosted_partitions:
                     code = ErrorCode.not_leader_or_follower
-                elif m.producer_id < 0:  # a marker ends a producer's transaction: -1 has none
-                    code = ErrorCode.invalid_producer_id_mapping
+                elif m.producer_id < 0:
+                    # Kafka cannot even build the marker batch (MemoryRecordsBuilder: "Cannot write
+                    # transactional messages without a valid producer ID"); the IllegalArgumentException
+                    # reaches KafkaApis.handleWriteTxnMarkersRequest as UNKNOWN_SERVER_ERROR
+                    code = ErrorCode.unknown_server_error
                 else:
                     code = ErrorCode.none
                     markers.append(Marker(p, bool(m.transaction_result), m.producer_id, m.producer_epoch,

@@ -183,10 +183,6 @@ class OffsetsManager:
                             transactional=False, retention_ms=retention_ms)
 
     def txn_offset_commit(self, req: Any, version: int) -> Result:
-        if req.producer_id < 0:
-            # no transaction can have producer id -1 (NO_PRODUCER_ID): Kafka's transaction
-            # verification (KIP-890) refuses the write as INVALID_PRODUCER_ID_MAPPING
-            return Result(self._commit_response(req, lambda t, p: ErrorCode.invalid_producer_id_mapping))
         result = self._commit(req, version, generation=get(req, "generation_id", -1), transactional=True)
         if result.records:
             result.producer_id, result.producer_epoch, result.transactional = req.producer_id, req.producer_epoch, True
@@ -203,6 +199,13 @@ class OffsetsManager:
             if not group_id:
                 raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
             self.c.check_coordinator(group_id)
+            if transactional and req.producer_id < 0:
+                # Kafka verifies the transaction (KIP-890) once the group id is valid and the
+                # partition led here, before the group is looked at: no transactional id maps
+                # to producer id -1, so the transaction coordinator answers INVALID_PRODUCER_ID_MAPPING
+                # (GroupCoordinatorService.commitTransactionalOffsets, TransactionCoordinator.
+                # handleVerifyPartitionsInTransaction)
+                raise KafkaError(ErrorCode.invalid_producer_id_mapping, "no transaction has producer id -1")
             self._validate_commit(group_id, ctx)
         except KafkaError as e:
             code = e.code
@@ -298,15 +301,19 @@ class OffsetsManager:
                 out.append({"name": t, "topic_id": topic_id,
                             "partitions": [partition(t, p, offsets[(t, p)]) for p in parts]})
         else:
+            # KafkaApis.fetchOffsetsForGroup answers an unknown topic id itself, after the
+            # coordinator's topics
+            unknown = []
             for topic in topics:
                 name, topic_id = self._topic_name(topic, version)
                 if name is None:
-                    out.append({"name": "", "topic_id": topic_id, "partitions": [
+                    unknown.append({"name": "", "topic_id": topic_id, "partitions": [
                         {"partition_index": p, "committed_offset": INVALID_OFFSET, "committed_leader_epoch": -1,
                          "metadata": "", "error_code": ErrorCode.unknown_topic_id} for p in topic.partition_indexes]})
                     continue
                 out.append({"name": name, "topic_id": topic_id, "partitions": [
                     partition(name, p, offsets.get((name, p))) for p in topic.partition_indexes]})
+            out += unknown
         return {"group_id": group_id, "topics": out, "error_code": ErrorCode.none}
 
     # -- OffsetDelete -------------------------------------------------------------------

@@ -251,6 +251,46 @@ def test_offset_fetch_single_group_versions():
     assert [p.error_code for t in r.topics for p in t.partitions] == [GAF]  # v0-1: on the partitions
 
 
+def test_offset_fetch_error_topics_come_after_the_coordinators_answer():
+    # KafkaApis.fetchOffsetsForGroup: UNKNOWN_TOPIC_ID (v10+) and TOPIC_AUTHORIZATION_FAILED
+    # topics, in request order, are added after the topics the coordinator answered
+    c = coord()
+    _committed(c)
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "orders", "DESCRIBE")
+    unknown = uuid.UUID(int=99)
+    asked = [{"topic_id": c.cluster.topic_id("payments"), "partition_indexes": [0]},
+             {"topic_id": unknown, "partition_indexes": [0]},
+             {"topic_id": c.cluster.topic_id("orders"), "partition_indexes": [0]}]
+    g = send(c, "OffsetFetch", 10, groups=[{"group_id": "g", "member_id": None, "member_epoch": -1,
+                                            "topics": asked}], require_stable=False).groups[0]
+    assert [(t.topic_id, [(p.committed_offset, p.error_code) for p in t.partitions]) for t in g.topics] == [
+        (c.cluster.topic_id("orders"), [(10, E.none)]), (c.cluster.topic_id("payments"), [(-1, TAF)]),
+        (unknown, [(-1, E.unknown_topic_id)])]
+    # without an authorizer KafkaApis still answers the unknown topic id after the coordinator's topics
+    plain = Coordinator(cluster=c.cluster)
+    g = plain.handle(request("OffsetFetch", 10, groups=[{"group_id": "g", "member_id": None, "member_epoch": -1,
+                                                         "topics": asked}], require_stable=False)).groups[0]
+    assert [t.topic_id for t in g.topics] == [c.cluster.topic_id("payments"), c.cluster.topic_id("orders"), unknown]
+
+
+def test_offset_fetch_asks_the_coordinator_even_when_every_topic_is_denied():
+    # KafkaApis.fetchOffsetsForGroup calls the coordinator with the authorized topics, even none:
+    # its group error (here NOT_COORDINATOR) is the answer from v2 and the TAF topics are dropped;
+    # v0-1 carry the group error on the partitions the coordinator saw, then the TAF topics
+    c = Coordinator(cluster=Cluster({"orders": 2, "payments": 1}, seed=1), profile="kafka", authorizer=True,
+                    hosted_partitions=[])
+    acls(c).allow(ALICE, "GROUP", "g", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "orders", "DESCRIBE")
+    r = send(c, "OffsetFetch", 7, group_id="g", topics=[{"name": "payments", "partition_indexes": [0]}],
+             require_stable=False)
+    assert r.error_code == E.not_coordinator and list(r.topics) == []
+    r = send(c, "OffsetFetch", 1, group_id="g", topics=[{"name": "payments", "partition_indexes": [0]},
+                                                        {"name": "orders", "partition_indexes": [0]}])
+    assert [(t.name, p.error_code) for t in r.topics for p in t.partitions] == [
+        ("orders", E.not_coordinator), ("payments", TAF)]
+
+
 def test_offset_delete_needs_delete_on_the_group_and_read_on_topics():
     c = coord()
     _committed(c)
@@ -335,6 +375,41 @@ def test_consumer_group_regex_matches_only_describable_topics():
     assert {r: v.topics for r, v in c.groups["g"].resolved_regexes.items()} == {".*": frozenset({"orders"})}
 
 
+def _cg_regex(c, regex, principal, member=1, group="g"):
+    return send(c, "ConsumerGroupHeartbeat", 1, principal, group_id=group, member_id=str(uuid.UUID(int=member)),
+                member_epoch=0, instance_id=None, rack_id=None, rebalance_timeout=30_000,
+                subscribed_topic_names=None, subscribed_topic_regex=regex, server_assignor=None, topic_partitions=[])
+
+
+def test_regex_is_resolved_with_the_rights_of_the_member_whose_heartbeat_refreshes_it():
+    # KAFKA-18813 (apache/kafka#18989): KafkaApis does not check a regex; the coordinator filters
+    # what it matches by DESCRIBE "based on the acl of the consumer that triggered the refresh",
+    # for every regex of the group (TopicRegexResolver.filterTopicDescribeAuthorizedTopics).
+    # A member with fewer rights may then get topics it may not describe (noted in #19488).
+    c = coord()
+    for who, topic in ((ALICE, "orders"), (BOB, "payments")):
+        acls(c).allow(who, "GROUP", "g", "READ")
+        acls(c).allow(who, "TOPIC", topic, "DESCRIBE")
+    assert _cg_regex(c, "orders|payments", ALICE).error_code == E.none
+    resolved = lambda: {r: v.topics for r, v in c.groups["g"].resolved_regexes.items()}  # noqa: E731
+    assert resolved() == {"orders|payments": frozenset({"orders"})}
+    c.advance(11_000)  # past REGEX_BATCH_REFRESH_MIN_INTERVAL_MS: bob's new regex refreshes them all
+    assert _cg_regex(c, "pay.*", BOB, member=2).error_code == E.none
+    assert resolved() == {"orders|payments": frozenset({"payments"}), "pay.*": frozenset({"payments"})}
+
+
+def test_regex_matching_no_describable_topic_resolves_to_nothing_without_error():
+    # GroupMetadataManagerTest (KAFKA-18813): denied topics are dropped from the resolution; the
+    # heartbeat itself succeeds and the member is assigned nothing
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "g", "READ")
+    r = _cg_regex(c, ".*", ALICE)
+    assert r.error_code == E.none and list(r.assignment.topic_partitions) == []
+    assert {k: v.topics for k, v in c.groups["g"].resolved_regexes.items()} == {".*": frozenset()}
+    member = c.groups["g"].members[str(uuid.UUID(int=1))]
+    assert not member.assigned_partitions
+
+
 def test_consumer_group_describe_authorized_operations_and_hidden_topics():
     c = coord()
     acls(c).allow(ALICE, "GROUP", "g", "READ")
@@ -393,6 +468,29 @@ def test_streams_internal_topics_need_create_else_reported_missing_and_not_creat
          client_tags=None, task_offsets=None, task_end_offsets=None, shutdown_application=False)
     c.advance(1_000)
     assert "app-store-changelog" in c.cluster
+
+
+def test_streams_internal_topics_none_created_while_one_lacks_create():
+    # KafkaApis.handleStreamsGroupHeartbeat: CREATE on the cluster, else on each topic to create;
+    # if any is denied none is created and "; Unauthorized to CREATE on topics ..." is appended to
+    # the MISSING_INTERNAL_TOPICS detail (KIP-1071: "no such attempt will be made")
+    two = Topology(0, (Subtopology("0", source_topics=("orders",), state_changelog_topics=(
+        TopicInfo("app-a-changelog"), TopicInfo("app-b-changelog"))),))
+    c = coord()
+    acls(c).allow(ALICE, "GROUP", "app", "READ")
+    acls(c).allow(ALICE, "TOPIC", "*", "DESCRIBE")
+    acls(c).allow(ALICE, "TOPIC", "app-a", "CREATE", pattern="PREFIXED")
+    r = _shb(c, topology=two)
+    assert {s.status_code: s.status_detail for s in r.status}[3] == (
+        "Internal topics app-a-changelog, app-b-changelog are missing; "
+        "Unauthorized to CREATE on topics app-b-changelog.")
+    c.advance(5_000)
+    assert "app-a-changelog" not in c.cluster and "app-b-changelog" not in c.cluster
+    acls(c).allow(ALICE, "CLUSTER", "kafka-cluster", "CREATE")
+    r = _shb(c, topology=two)
+    assert "Unauthorized" not in {s.status_code: s.status_detail for s in r.status}[3]
+    c.advance(1_000)
+    assert "app-a-changelog" in c.cluster and "app-b-changelog" in c.cluster
 
 
 @pytest.mark.parametrize("profile,op", [("kafka", "DESCRIBE"), ("kip", "READ")])

@@ -85,3 +85,47 @@ def test_a_marker_settles_only_the_offsets_written_on_its_partition(coord):
     markers(coord, b, True)
     assert committed(coord, b) == 8
     assert committed(Coordinator.load(coord.log, cluster=coord.cluster), b) == 8
+
+
+# -- producer id -1 (RecordBatch.NO_PRODUCER_ID) -------------------------------------------------
+
+def _codes(resp, field="topics"):
+    return {p.error_code for t in getattr(resp, field) for p in t.partitions}
+
+
+def test_txn_commit_without_producer_id_is_refused_by_transaction_verification(coord):
+    # Kafka: GroupCoordinatorService.commitTransactionalOffsets verifies the transaction before the
+    # group is looked at; TransactionCoordinator.handleVerifyPartitionsInTransaction finds no
+    # transactional id mapped to producer id -1 -> INVALID_PRODUCER_ID_MAPPING on every partition
+    commit(coord, "g", {("orders", 0): 5})
+    r = txn_commit(coord, "g", 9, producer_id=-1)
+    assert _codes(r) == {ErrorCode.invalid_producer_id_mapping}
+    assert committed(coord, "g") == 5 and not coord.offsets.store.has_pending("g", "orders", 0)
+
+
+def test_txn_commit_without_producer_id_checks_group_id_and_coordinator_first():
+    # GroupCoordinatorService.commitTransactionalOffsets: INVALID_GROUP_ID comes before the
+    # verification, and the verification needs the partition led here (NOT_LEADER_OR_FOLLOWER,
+    # answered as NOT_COORDINATOR by handleOperationException)
+    from kgroup import Cluster
+    c = Coordinator(cluster=Cluster({"orders": 2}, seed=1), hosted_partitions=[0])
+    away = next(g for g in (f"g{i}" for i in range(100)) if c.partition_for(g) != 0)
+    here = next(g for g in (f"g{i}" for i in range(100)) if c.partition_for(g) == 0)
+    assert _codes(txn_commit(c, "", 1, producer_id=-1)) == {ErrorCode.invalid_group_id}
+    assert _codes(txn_commit(c, away, 1, producer_id=-1)) == {ErrorCode.not_coordinator}
+    assert _codes(txn_commit(c, here, 1, producer_id=-1)) == {ErrorCode.invalid_producer_id_mapping}
+    assert c.position == 0
+
+
+def test_marker_without_producer_id_cannot_be_written(coord):
+    # Kafka: CoordinatorRuntime.completeTransaction builds the marker with MemoryRecords.
+    # withEndTransactionMarker; MemoryRecordsBuilder refuses a transactional batch without a
+    # producer id (IllegalArgumentException) -> UNKNOWN_SERVER_ERROR in KafkaApis.
+    # handleWriteTxnMarkersRequest; nothing is written and pending offsets stay pending
+    txn_commit(coord, "g", 9)
+    position = coord.position
+    r = markers(coord, "g", True, producer_id=-1)
+    assert _codes(r.markers[0], "topics") == {ErrorCode.unknown_server_error}
+    assert coord.position == position and coord.offsets.store.has_pending("g", "orders", 0)
+    markers(coord, "g", True)
+    assert committed(coord, "g") == 9

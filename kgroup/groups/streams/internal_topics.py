@@ -52,15 +52,14 @@ def maybe_create(c: "Coordinator", group: "StreamsGroup", configured: Configured
     """Start creating the missing internal topics unless a creation is in flight or backing off."""
     state = state_of(c, group.group_id)
     topics = dict(configured.missing_internal_topics)
-    # KIP-1071 "Required ACL": CREATE on the cluster or on each topic, else no attempt is made
-    # for it and the status says so (KafkaApis.handleStreamsGroupHeartbeat)
+    # KIP-1071 "Required ACL": CREATE on the cluster, or on every topic to create; if the
+    # heartbeat's principal lacks it for any of them "no such attempt will be made" (none is
+    # created) and the status says which (KafkaApis.handleStreamsGroupHeartbeat)
     if not c.authorize("CREATE", "CLUSTER", CLUSTER_NAME):
         state.unauthorized = tuple(sorted(t for t in topics if not c.authorize("CREATE", "TOPIC", t)))
-        for name in state.unauthorized:
-            del topics[name]
     else:
         state.unauthorized = ()
-    if not topics or state.in_flight or c.now() < state.retry_at:
+    if state.unauthorized or not topics or state.in_flight or c.now() < state.retry_at:
         return None
     group_id = group.group_id
     delay = getattr(c.cluster, "topic_creation_delay_ms", 0)
@@ -95,16 +94,19 @@ def _complete(c: "Coordinator", group_id: str, topics: dict) -> Result | None:
     return None
 
 
-def progress(c: "Coordinator", group: "StreamsGroup") -> str:
-    """What the status detail says about creating the topics."""
+def with_progress(c: "Coordinator", group: "StreamsGroup", detail: str) -> str:
+    """The MISSING_INTERNAL_TOPICS status detail with what is known about creating the topics
+    (KIP-1071: whether an attempt was made, why the last one failed, whether ACLs are missing)."""
     state = state_of(c, group.group_id)
-    denied = f" Unauthorized to CREATE on topics {', '.join(state.unauthorized)}." if state.unauthorized else ""
     if state.in_flight:
-        return f" Creating them: {', '.join(state.in_flight)} (attempt {state.attempts}).{denied}"
-    if state.last_error:
-        return (f" The last attempt to create them failed ({state.last_error}); "
-                f"next attempt after {state.retry_at} ms.{denied}")
-    return denied
+        detail += f" Creating them: {', '.join(state.in_flight)} (attempt {state.attempts})."
+    elif state.last_error:
+        detail += (f" The last attempt to create them failed ({state.last_error}); "
+                   f"next attempt after {state.retry_at} ms.")
+    if state.unauthorized:
+        # Kafka's words, appended to the status detail after "; " (KafkaApis.handleStreamsGroupHeartbeat)
+        detail = f"{detail.rstrip('.')}; Unauthorized to CREATE on topics {', '.join(state.unauthorized)}."
+    return detail
 
 
-__all__ = ["maybe_create", "progress", "state_of", "CreationState"]
+__all__ = ["maybe_create", "with_progress", "state_of", "CreationState"]

@@ -443,7 +443,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         for status in response["status"] or ():
             if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
                 # The creation starts after this write: say where it stands now.
-                status["status_detail"] += internal_topics.progress(c, group)
+                status["status_detail"] = internal_topics.with_progress(c, group, status["status_detail"])
         live = c.groups.get(group_id)
         if isinstance(live, StreamsGroup):
             live.adopt_soft_state(group)
