@@ -43,11 +43,12 @@ from kgroup.log import Compression, OffsetsLog, partition_for
 from kgroup.log.batch import ControlType
 from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
-from kgroup.protocol import api_name, build, get, response_class
+from kgroup.protocol import api_name, build, get, response_class, to_data
+from kgroup.protocol.limits import MAX_STRING_BYTES, error_response, oversized_string
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
 import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
-from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, REPLAYERS, Marker, PendingResponse, Result,
+from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, PENDING_APIS, REPLAYERS, Marker, PendingResponse, Result,
                             Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
@@ -173,6 +174,12 @@ class Coordinator:
         if handler is None:
             served = ", ".join(sorted(api_name(k) for k in HANDLERS))
             raise UnsupportedRequestError(f"the group coordinator does not serve {api_name(api_key)} (it serves {served})")
+        too_long = oversized_string(request)
+        if too_long is not None:
+            # Kafka's reader refuses the request before anything sees it (INVALID_REQUEST here)
+            return self._refused(request, ErrorCode.invalid_request,
+                                 f"string field {too_long[0]} is {too_long[1]:,} bytes long; "
+                                 f"Kafka reads strings of at most {MAX_STRING_BYTES:,} bytes")
         guarded = self.authorizer is not None or int(api_key) in ALWAYS_GUARDED
         guard = GUARDS.get(int(api_key)) if guarded else None
         self._handling += 1
@@ -191,6 +198,15 @@ class Coordinator:
             return response
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
+        return response
+
+    def _refused(self, request: Any, code: ErrorCode, message: str) -> Any:
+        """`request` answered with `code` everywhere its response can say it, nothing written."""
+        response = error_response(request, code, message)
+        if int(type(request).__api_key__) in PENDING_APIS:
+            pending = PendingResponse(int(type(request).__api_key__), int(type(request).__version__))
+            pending.complete(to_data(response))
+            return pending
         return response
 
     @contextlib.contextmanager

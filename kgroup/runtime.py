@@ -130,6 +130,10 @@ class ResponseNotReadyError(RuntimeError):
     """`PendingResponse.response` was read before the coordinator answered."""
 
 
+#: APIs `Coordinator.handle` answers with a `PendingResponse`: JoinGroup (11) and SyncGroup (14)
+PENDING_APIS = frozenset({11, 14})
+
+
 class PendingResponse:
     """A JoinGroup or SyncGroup answer that Kafka holds back until the rebalance phase
     completes (its "purgatory"). `handle()` returns one at once; later requests or

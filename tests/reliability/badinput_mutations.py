@@ -98,8 +98,9 @@ def _scalar(draw, kafka_type: str, tp: Any, current: Any, world: Any) -> Any:
     if kafka_type == "bool":
         return not current
     if kafka_type == "string":
-        # oversized: the longest string Kafka's records can hold (int16 length), far over any real id
-        choices = [st.just(""), st.just("x" * 32_767), st.text(max_size=12),
+        # oversized: the longest string Kafka reads (int16 length), far over any real id, and one
+        # byte more (Kafka's readers refuse it: INVALID_REQUEST, kgroup.protocol.limits)
+        choices = [st.just(""), st.just("x" * 32_767), st.just("é" * 16_384), st.text(max_size=12),
                    st.sampled_from(("\x00", " ", "é" * 3, "*", ".*", "[", "-1"))]
         for known in (world.group_ids, world.member_ids, world.topic_names):
             if known:
