@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import types
 import typing
 from typing import Any
@@ -62,17 +63,25 @@ def _too_long(value: Any) -> int | None:
 
 def oversized_string(entity: Any, where: str = "") -> tuple[str, int] | None:
     """(field path, UTF-8 length) of the first string longer than Kafka reads, or None."""
-    for name, kind, _sub in _string_paths(type(entity)):
-        value = getattr(entity, name)
-        if value is None:
+    strings, nested, nested_paths = _getters(type(entity))
+    # every request passes here: the common case (short strings, no lists) costs two C calls
+    if strings is not None and max(map(len, filter(None, strings(entity))), default=0) > _SAFE_CHARS:
+        for name, kind, _sub in _string_paths(type(entity)):
+            if kind == "s":
+                n = _too_long(getattr(entity, name))
+                if n is not None:
+                    return f"{where}{name}", n
+    if nested is None:
+        return None
+    values = nested(entity)
+    if not any(values):
+        return None
+    for (name, kind, _sub), value in zip(nested_paths, values):
+        if not value:
             continue
-        if kind == "s":
-            n = _too_long(value)
-            if n is not None:
-                return f"{where}{name}", n
-        elif kind == "ss":
-            for i, s in enumerate(value):
-                n = _too_long(s)
+        if kind == "ss":
+            for i, item in enumerate(value):
+                n = _too_long(item)
                 if n is not None:
                     return f"{where}{name}[{i}]", n
         elif kind == "e":
@@ -85,6 +94,24 @@ def oversized_string(entity: Any, where: str = "") -> tuple[str, int] | None:
                 if found:
                     return found
     return None
+
+
+@functools.cache
+def _nested_paths(cls: type) -> tuple[tuple[str, str, Any], ...]:
+    return tuple(p for p in _string_paths(cls) if p[1] != "s")
+
+
+@functools.cache
+def _getters(cls: type) -> tuple[Any, Any, Any]:
+    """Two C-level getters: the entity's string fields as a tuple, and its nested ones (with
+    their paths)."""
+    def getter(names: list[str]) -> Any:
+        if not names:
+            return None
+        get = operator.attrgetter(*names)
+        return get if len(names) > 1 else (lambda entity: (get(entity),))
+    return (getter([n for n, kind, _ in _string_paths(cls) if kind == "s"]),
+            getter([n for n, _, _ in _nested_paths(cls)]), _nested_paths(cls))
 
 
 def error_response(request: Any, code: ErrorCode, message: str | None = None) -> Any:
