@@ -185,6 +185,18 @@ class ClassicMachine(GroupMachine):
                                                       session_timeout_ms=10_000, heartbeat_interval_ms=1_000),
                                name=name)
 
+    @rule(name=st.sampled_from(NAMES))
+    def bounce(self, name: str) -> None:
+        """A rolling-bounce step (KIP-345's motivating case): the process stops without leaving
+        and starts again at once; a static member comes back under its instance id before its
+        session ends and replaces its old self."""
+        client = self.clients.get(name)
+        if client is not None:
+            if client.running:
+                client.crash()
+            client.start()
+        self.step_done()
+
     @invariant()
     def member_ids_are_never_reused(self) -> None:
         """Kafka hands a JoinGroup without a member id a fresh random UUID: a restarted process
