@@ -301,8 +301,9 @@ class StreamsMachine(GroupMachine):
                 # KIP-1071: an active task runs on one member at a time
                 assert task not in active, f"active task {task} on {active[task]} and {mid}"
                 active[task] = mid
-            for task in set(owned.active_ids()) | set(owned.standby_ids()) | set(owned.warmup_ids()):
-                # KIP-1071: no two copies of one task (active, standby, warm-up) on one process
+            for task in (*owned.active_ids(), *owned.standby_ids(), *owned.warmup_ids()):
+                # KIP-1071: no two copies of one task (active, standby, warm-up) on one process,
+                # not even two roles of one member
                 by_process.setdefault(m.process_id, Counter())[task] += 1
             if m.state == MemberState.STABLE and m.member_epoch == g.assignment_epoch and mid in g.target_assignment:
                 assert m.assigned == g.target_assignment[mid], mid
