@@ -78,7 +78,7 @@ class RebalanceEvent:
 
     time: int
     consumer: str
-    kind: str            # "revoked" | "assigned" | "lost" | "joined" | "error" | "fenced" | "left"
+    kind: str            # "revoked" | "assigned" | "lost" | "joined" | "rejoin" | "error" | "fenced" | "left"
     partitions: tuple[TP, ...] = ()
     generation: int = -1
     detail: str = ""
@@ -123,6 +123,9 @@ class ClassicConsumer:
         self.rejoin_needed = True
         self._join = self._sync = None
         self._sent_at = 0                 # when the pending JoinGroup/SyncGroup went out
+        #: the leader's partition counts of the group's topics when it assigned (Kafka's
+        #: ConsumerCoordinator.assignmentSnapshot); None when not the leader
+        self._assignment_snapshot: dict[str, int] | None = None
         self._next_heartbeat = 0
         self._next_commit = self.c.now() + self.config.auto_commit_interval_ms
         self.incarnation += 1
@@ -163,12 +166,25 @@ class ClassicConsumer:
         """One `consumer.poll()`: drive the rebalance, then "process" a batch."""
         if not self.running:
             return
+        if self.state is MemberState.STABLE and not self.rejoin_needed and self._metadata_changed():
+            # Kafka's rejoinNeededOrPending: the leader rejoins when the partitions of the group's
+            # topics changed since it assigned (a topic deleted or created, partitions added)
+            self.rejoin_needed = True
+            self._emit("rejoin", detail="cached metadata has changed")
         self._drive_rebalance()
         if self.state is MemberState.STABLE and not self.rejoin_needed:
             for tp in self.owned:
                 self.positions[tp] = self.positions.get(tp, self.committed.get(tp, 0)) + self.records_per_poll
             if self.c.now() >= self._next_commit:
                 self._commit_async()
+
+    def _metadata_changed(self) -> bool:
+        snapshot = self._assignment_snapshot
+        return snapshot is not None and snapshot != self._partition_counts(snapshot)
+
+    def _partition_counts(self, topics: Any) -> dict[str, int]:
+        cluster = self.c.cluster
+        return {t: cluster.partitions(t) if t in cluster else 0 for t in topics}
 
     def _drive_rebalance(self) -> None:
         if self._join is not None and self._join.done:
@@ -256,6 +272,8 @@ class ClassicConsumer:
             return
         self.member_id, self.generation, self.protocol_name = resp.member_id, resp.generation_id, resp.protocol_name
         assignments = {}
+        # only the leader watches the metadata (Kafka: onJoinComplete clears the snapshot otherwise)
+        self._assignment_snapshot = None
         if resp.leader == resp.member_id and not resp.skip_assignment:
             assignments = self._assign(resp.members)
         self._emit("joined", generation=self.generation, detail="leader" if resp.leader == self.member_id else "")
@@ -284,7 +302,8 @@ class ClassicConsumer:
             versions[m.member_id] = version
             subs.append(MemberSubscription(m.member_id, m.group_instance_id, sub))
         topics = {t for s in subs for t in s.subscription.topics}
-        partitions = {t: self.c.cluster.partitions(t) for t in sorted(topics) if t in self.c.cluster}
+        self._assignment_snapshot = self._partition_counts(sorted(topics))
+        partitions = {t: n for t, n in self._assignment_snapshot.items() if n}
         result = assignor.assign(partitions, subs)
         return {mid: encode_assignment(result.get(mid, Assignment(())), min(versions[mid], 3))
                 for mid in versions}

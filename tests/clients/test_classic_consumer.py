@@ -109,3 +109,28 @@ def test_group_metadata_json_keeps_base64_but_the_dump_log_rendering_expands_it(
     expanded = payload["data"]["members"][0]
     assert expanded["subscription"]["topics"] == ["orders"]
     assert expanded["assignment"]["assignedPartitions"][0]["topic"] == "orders"
+
+
+def test_the_leader_rejoins_when_the_groups_topics_change():
+    """Kafka's ConsumerCoordinator: the leader keeps the partition counts it assigned with
+    (assignmentSnapshot) and rejoins when they change, so added partitions get an owner and a
+    deleted topic's partitions are given up; the other members only follow."""
+    c = Coordinator(cluster=Cluster({"orders": 4, "payments": 2}))
+    sim = Simulation(c)
+    for i in range(2):
+        sim.add(ClassicConsumer(c, ConsumerConfig("g", ("orders", "payments"), client_id=f"c{i}")))
+    sim.run_until_stable("g")
+    generation = c.groups["g"].generation_id
+
+    c.cluster.increase_partitions("orders", 6)
+    sim.run(10_000)
+    parts = sorted(tp for tps in owned(sim).values() for tp in tps)
+    assert parts == [("orders", p) for p in range(6)] + [("payments", 0), ("payments", 1)]
+    assert c.groups["g"].generation_id == generation + 1
+    rejoins = [e for k in sim.consumers for e in k.events if e.kind == "rejoin"]
+    assert len(rejoins) == 1 and rejoins[0].detail == "cached metadata has changed"
+
+    c.cluster.delete_topic("payments")
+    sim.run(10_000)
+    assert sorted(tp for tps in owned(sim).values() for tp in tps) == [("orders", p) for p in range(6)]
+    assert c.groups["g"].generation_id == generation + 2
