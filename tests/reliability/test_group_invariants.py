@@ -20,7 +20,8 @@ from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsum
                             StreamsApplication, StreamsConfig, TopologyBuilder)
 from kgroup.groups.modern import LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberState
 
-NAMES = ("A", "B", "C", "S1", "S2")   # S*: static members (group.instance.id = the name)
+NAMES = ("A", "B", "C", "S1", "S2")
+ARCHIVED = 4   # KIP-932's delivery state of a record that will not be delivered again   # S*: static members (group.instance.id = the name)
 TICK_MS = 500
 
 
@@ -370,6 +371,41 @@ class ShareMachine(GroupMachine):
         for row in describe_share_partitions(self.c):   # the durable state alike
             for b in row["state_batches"]:
                 assert b["delivery_count"] <= limit, (row["topic"], row["partition"], b)
+
+    @invariant()
+    def durable_share_state_never_goes_back(self) -> None:
+        """KIP-932 on the share coordinator's side, read from every `__share_group_state` record
+        written since the last step, in log order (a regression healed within the same step
+        still shows): a share-partition's start offset never moves back within a state epoch,
+        and a record once written as Archived is never written in another state."""
+        log = self.c.share_state_log            # the same log object across failovers
+        entries = log.entries()
+        seen = self.__dict__.setdefault("durable_seen", 0)
+        durable = self.__dict__.setdefault("durable", {})   # key -> [state epoch, start, archived offsets]
+        for entry in entries[seen:]:
+            record = entry.record
+            if record is None or not hasattr(record, "key"):
+                continue
+            k = record.key
+            key = (k.group_id, k.topic_id, k.partition)
+            v = record.value
+            if v is None:                        # deleted (DeleteShareGroupState): starts over
+                durable.pop(key, None)
+                continue
+            known = durable.get(key)
+            state_epoch = getattr(v, "state_epoch", -1)
+            if known is None or (state_epoch != -1 and state_epoch != known[0]):
+                known = durable[key] = [state_epoch, -1, set()]   # a new state epoch may start anywhere
+            if v.start_offset != -1:
+                assert v.start_offset >= known[1], f"{key}: start offset {known[1]} -> {v.start_offset}"
+                known[1] = v.start_offset
+            for b in v.state_batches:
+                for offset in range(b.first_offset, b.last_offset + 1):
+                    if offset in known[2] and offset >= known[1]:
+                        assert b.delivery_state == ARCHIVED, f"{key}: offset {offset} Archived, then {b.delivery_state}"
+                    if b.delivery_state == ARCHIVED:
+                        known[2].add(offset)
+        self.durable_seen = len(entries)
 
 
 KINDS = {"classic": ClassicMachine, "consumer": ConsumerMachine, "streams": StreamsMachine, "share": ShareMachine}

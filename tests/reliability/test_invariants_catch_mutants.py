@@ -9,11 +9,12 @@ pass; with it, it must fail in the targeted invariant, at the assertion that enc
 rule. The CheckedCoordinator mutants run with no invariant at all: their exception must come out
 of `CheckedCoordinator.handle` or `Coordinator.advance`.
 
-Rules no mutant here breaks within this budget (kgroup guards them twice, or a failover heals
-them within a step): a task twice on one Streams process, Archived being final, the SPSO never
-moving back (the same-process wait in reconciliation and the sticky assignor both prevent the
-first; a mutant opens windows shorter than a step; the share-partition leader reload repairs
-the others from the durable state before the step ends).
+Rules no mutant here breaks within this budget: a task twice on one Streams process (the
+same-process wait in reconciliation and the sticky assignor both prevent it; breaking one opens
+windows shorter than a step) and Archived being final (a leader that revives Archived records
+delivers them to the same handler, which archives them again). The SPSO moving back is caught
+on the share coordinator's records (`durable_share_state_never_goes_back`), which keep what a
+step heals.
 """
 from __future__ import annotations
 
@@ -148,6 +149,18 @@ def share_delivery_limit_off_by_one(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(SharePartition, "delivery_count_limit", lambda self: original(self) + 1)
 
 
+def share_read_drops_start_offset(mp: pytest.MonkeyPatch) -> None:
+    """The leader's ReadShareGroupState answer loses its start offset (a field mapping bug): a
+    share-partition leader that takes over starts from offset 0 and writes that back."""
+    from kgroup.groups.share.persister import CoordinatorPersister
+    original = CoordinatorPersister.read_state
+
+    def read_state(self, *args, **kw):
+        ps = original(self, *args, **kw)
+        return dataclasses.replace(ps, start_offset=0) if ps.start_offset > 0 else ps
+    mp.setattr(CoordinatorPersister, "read_state", read_state)
+
+
 def unknown_member_raises_key_error(mp: pytest.MonkeyPatch) -> None:
     """A heartbeat from a member the group no longer has raises a bare KeyError instead of
     KafkaError(UNKNOWN_MEMBER_ID)."""
@@ -201,6 +214,10 @@ MUTANTS = [
     pytest.param(Mutant("share", "kip", share_delivery_limit_off_by_one, "share_partitions_are_sane",
                         "share_partitions_are_sane", "assert r.delivery_count <= limit"),
                  id="share-delivery-limit-off-by-one"),
+    # KIP-932: the SPSO never moves back (read from the share coordinator's records, in order)
+    pytest.param(Mutant("share", "kip", share_read_drops_start_offset, "durable_share_state_never_goes_back",
+                        "durable_share_state_never_goes_back", "assert v.start_offset >= known[1]"),
+                 id="share-read-drops-start-offset"),
     # Kafka's errors are error codes in responses, never exceptions out of the coordinator
     pytest.param(Mutant("consumer", "kip", unknown_member_raises_key_error, None,
                         "handle", "response = super().handle(request, **kw)", KeyError),
