@@ -143,14 +143,15 @@ def _share_outcome(m, running: list) -> list:
     consumers keep consuming, both runs end with the same records acknowledged. With no consumer
     left, the records in flight at the failover may stay Available, so then each
     share-partition is compared by what must hold in both runs: it exists, in the same state
-    epoch, and every record from its start offset to the log end is accounted for."""
+    epoch, and every record from its start offset to the log end is accounted for. The same
+    for a share-partition whose topic was deleted: no consumer fetches it any more, so what its
+    leader last wrote depends on whether a (soft) share session reached it before the deletion."""
     rows = describe_share_partitions(m.c)
     # the cold-partition snapshot timer is re-armed when a coordinator loads (soft, as in Kafka's
     # ShareCoordinatorShard): its snapshots come at other times (write time, snapshot epoch)
     soft = ("write_timestamp", "payload", "snapshot_epoch", "leader_epoch")
-    if running:
-        return [{k: v for k, v in r.items() if k not in soft} for r in rows]
-    return [{"group_id": r["group_id"], "topic": r["topic"], "partition": r["partition"],
+    return [{k: v for k, v in r.items() if k not in soft} if running and r["topic"] is not None else
+            {"group_id": r["group_id"], "topic": r["topic"], "partition": r["partition"],
              "state_epoch": r["state_epoch"], "accounted_for": _accounted_for(m, r)} for r in rows]
 
 
