@@ -464,8 +464,12 @@ class Coordinator:
         if self._seed is not None:
             # Member ids are random UUIDs in Kafka: a coordinator taking over must not hand out
             # the ids its predecessor gave (a restarted process would get its dead twin's id).
-            # Still deterministic: seeded by where the logs end.
-            self._ids = random.Random(f"{self._seed}/{len(self.log)}/{[len(x) for x in self.logs.values()]}")
+            # Still deterministic: seeded by where the logs end and by how many coordinators
+            # took this log over (as Kafka's partition leader epoch moves with each new leader:
+            # two takeovers with no record written in between must not seed alike)
+            self.log.takeovers = getattr(self.log, "takeovers", 0) + 1
+            self._ids = random.Random(f"{self._seed}/{len(self.log)}/{[len(x) for x in self.logs.values()]}/"
+                                      f"{self.log.takeovers}")
         for hook in LOAD_HOOKS:
             hook(self)
 

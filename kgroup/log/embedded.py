@@ -135,6 +135,8 @@ class OffsetsLog:
         self.topic = topic
         self.compression = Compression.parse(compression)
         self.partition_leader_epoch = partition_leader_epoch
+        #: how many coordinators loaded this log (or the log it was copied from) to take it over
+        self.takeovers = 0
         self._entries: list[LogEntry] = []
         self._by_partition: dict[int, list[LogEntry]] = {}
         self._batches: dict[int, list[bytes]] = {}

@@ -161,6 +161,8 @@ def point_clients_at(clients: Any, new: Coordinator) -> None:
             transport = getattr(obj, "transport", None)   # the network the client sends through
             if transport is not None and hasattr(transport, "c"):
                 transport.c = new
+        if not k.running:
+            continue   # a stopped process has nothing to rejoin (its last JoinGroup may still be pending)
         for attr in ("_join", "_sync"):
             pending = getattr(k, attr, None)
             if pending is not None and not pending.done:
