@@ -130,13 +130,7 @@ def check_value(c: "Coordinator", name: str, value: Any) -> Any:
 
 def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
     """The effective value: the group's override, else the coordinator's setting."""
-    d = GROUP_CONFIGS.get(name) or GROUP_CONFIGS[canonical_name(name)]
-    overrides = c.cluster.group_configs.get(group_id)
-    if overrides:
-        override = overrides.get(d.name)
-        if override is not None:
-            return override
-    return c.config[d.broker] if d.broker else GROUP_DEFAULTS[d.name]
+    return group_configs_of(c, group_id, (name,))[0]
 
 
 @lru_cache(maxsize=None)

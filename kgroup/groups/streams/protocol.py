@@ -600,7 +600,7 @@ def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
 def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
                    topology: Topology | None, configured: ConfiguredTopology | None,
                    previous: dict[str, TaskSets]) -> GroupSpec:
-    gid = group.group_id
+    cfg = settings(c, group.group_id)
     subtopologies = {}
     if configured is not None and configured.ready:
         subtopologies = {s: SubtopologySpec(cs.num_tasks, cs.stateful) for s, cs in configured.subtopologies.items()}
@@ -613,9 +613,9 @@ def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, Str
                                 rack_id=m.rack_id, client_tags=dict(m.client_tags))
     return GroupSpec(members=specs, subtopologies=subtopologies,
                      topology_epoch=topology.epoch if topology is not None else 0,
-                     num_standby_replicas=int(group_config(c, gid, "streams.num.standby.replicas")),
-                     num_warmup_replicas=int(group_config(c, gid, "streams.num.warmup.replicas")),
-                     acceptable_recovery_lag=int(group_config(c, gid, "streams.acceptable.recovery.lag")),
+                     num_standby_replicas=int(cfg.num_standby_replicas),
+                     num_warmup_replicas=int(cfg.num_warmup_replicas),
+                     acceptable_recovery_lag=int(cfg.acceptable_recovery_lag),
                      task_offsets={p: dict(o) for p, o in group.process_task_offsets.items()},
                      task_end_offsets=group.end_offsets())
 
