@@ -24,6 +24,10 @@ from kgroup.javaorder import java_hash_order, java_uuid_hash
 #: How long subscribed topic metadata is trusted before a heartbeat checks it again. Kafka also
 #: refreshes at once when a subscribed topic changes; kgroup notices any cluster change.
 METADATA_REFRESH_INTERVAL_MS = 2**31 - 1
+#: A new consumer, share or Streams group starts at group epoch 1 with assignment epoch 1 (an
+#: empty assignment), so the first computed assignment is epoch 2 (KAFKA-20268): epoch 0 is
+#: reserved for joining members, and a member can reconcile to epoch 1 while epoch 2 is computed.
+INITIAL_GROUP_EPOCH = 1
 #: A member leaving for good sends this epoch (KIP-848).
 LEAVE_GROUP_MEMBER_EPOCH = -1
 #: A static member leaving temporarily sends this epoch: it keeps its identity and
@@ -213,8 +217,8 @@ class ModernGroup(Group):
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        self.group_epoch = INITIAL_GROUP_EPOCH
+        self.assignment_epoch = INITIAL_GROUP_EPOCH
         self.assignment_timestamp = 0
         self.metadata_hash = 0
         self.creation_time_ms = -1
@@ -291,5 +295,5 @@ class ModernGroup(Group):
 __all__ = ["assignment_of", "replay_target_member", "ReplayError", "persisted_group", "replay_target",
            "replay_group_tombstone", "replay_target_epoch", "member_tombstone_allowed", "topic_partitions",
            "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
-           "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
+           "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
            "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

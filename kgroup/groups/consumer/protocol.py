@@ -436,7 +436,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     change = GroupChange(group, updated, replaced)
 
     group_epoch = group.group_epoch
-    bump = group_epoch == 0 or names_changed or regex_result == "resolved"
+    bump = names_changed or regex_result == "resolved"
     if bump or group.has_metadata_expired(now, c.cluster.metadata_version):
         group_epoch = update_subscription_metadata(c, change, bump, records)
 

@@ -27,7 +27,7 @@ from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+from kgroup.groups.modern import (INITIAL_GROUP_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
 from kgroup.protocol import ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -487,7 +487,7 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     else:
         member_changed = ((updated.topology_epoch, updated.rack_id, updated.client_tags, updated.process_id)
                           != (member.topology_epoch, member.rack_id, member.client_tags, member.process_id))
-    bump = (group.group_epoch == 0 or new_member or new_topology is not None or member_changed
+    bump = (new_member or new_topology is not None or member_changed
             or _warmup_caught_up(c, group, updated, offsets))
     configs = assignment_configs(c, group_id, settings_)
     # The metadata hash only needs computing when the topology, the cluster or the epoch moved.
@@ -577,7 +577,7 @@ def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int,
     if delay <= 0:
         return False
     key = initial_delay_key(group.group_id)
-    if group.group_epoch == 0 and group.assignment_epoch == 0:
+    if group.group_epoch == INITIAL_GROUP_EPOCH and group.assignment_epoch == INITIAL_GROUP_EPOCH:  # a new group
         if key not in c.timers:
             group_id = group.group_id
             c.timers.schedule(key, c.now() + delay, lambda: assign_after_delay(c, group_id))
