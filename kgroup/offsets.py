@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import OffsetCommitContext
-from kgroup.groups.classic import ClassicGroup
 from kgroup.protocol import get, ms
 from kgroup.records import LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
-from kgroup.runtime import HANDLERS, Result, replays
+from kgroup.runtime import HANDLERS, Result, replays, simple_group
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -168,7 +167,7 @@ class OffsetsManager:
         if group is None:
             if ctx.generation_id_or_member_epoch < 0:
                 # A standalone commit creates a "simple" group; replay of the record does it.
-                group = ClassicGroup(group_id)
+                group = simple_group(group_id)
             elif ctx.api_version >= 9 and not ctx.is_transactional:
                 raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
             else:
@@ -393,6 +392,6 @@ def replay_offset_commit(c: "Coordinator", entry: Any) -> None:
     if record.value is not None and key.group not in c.groups:
         # A commit without group membership makes a "simple" (empty classic) group, as Kafka's
         # OffsetMetadataManager asks for `getOrMaybeCreateClassicGroup`.
-        c.groups[key.group] = ClassicGroup(key.group)
+        c.groups[key.group] = simple_group(key.group)
     c.offsets.store.replay_commit(key, record.value, record_offset=entry.offset, producer_id=entry.producer_id,
                                   transactional=entry.is_transactional, log_partition=entry.partition)

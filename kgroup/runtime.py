@@ -22,6 +22,10 @@ ALWAYS_GUARDED: set[int] = set()
 REPLAYERS: dict[type, Callable[[Any, Any], None]] = {}
 #: functions run once after `Coordinator.load` replayed a log (Kafka's `onLoaded`).
 LOAD_HOOKS: list[Callable[[Any], None]] = []
+#: group_id -> the "simple" group an offset commit without membership creates (Kafka's
+#: `getOrMaybeCreateClassicGroup` from the offset manager); the classic package registers it,
+#: so the offsets code needs no group module.
+SIMPLE_GROUP: list[Callable[[str], Any]] = []
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,17 @@ def replays(*record_classes: type):
             REPLAYERS[cls] = fn
         return fn
     return register
+
+
+def makes_simple_groups(factory):
+    """Register the factory of the group a standalone offset commit creates."""
+    SIMPLE_GROUP[:] = [factory]
+    return factory
+
+
+def simple_group(group_id: str) -> Any:
+    """A new "simple" group (only offsets, no members) named `group_id`."""
+    return SIMPLE_GROUP[0](group_id)
 
 
 def on_loaded(fn):
