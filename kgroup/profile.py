@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The Apache Kafka that `profile="kafka"` follows, and both profiles where the seeds are silent:
+#: trunk as its group-coordinator tests stood in mid-2026, split by group type, after PR #22245
+#: (Streams static membership) and with KAFKA-20268 (groups start at epoch 1), KAFKA-20442 (an empty
+#: group's assignment epoch catches up) and KAFKA-19233 (a fenced member rejoins with epoch 0).
+KAFKA_REFERENCE = "Apache Kafka trunk, mid-2026 (after PR #22245)"
+#: What `profile="kip"` follows.
+SEEDS_REFERENCE = "the seeds: KIP-1071 with Kafka PR #22245, KIP-932, KIP-709, KIP-345"
+
 
 @dataclass(frozen=True)
 class Profile:
     name: str
+    #: the text this profile follows (`KAFKA_REFERENCE` or `SEEDS_REFERENCE`)
+    follows: str
     #: Streams: a join with topology epoch EG+1 updates the topology (kip) vs INVALID_REQUEST (kafka).
     streams_topology_updates: bool
     #: Streams: FENCED_MEMBER_EPOCH removes the member (kip) vs writes nothing (kafka).
@@ -73,6 +83,7 @@ class Profile:
 
 KIP = Profile(
     name="kip",
+    follows=SEEDS_REFERENCE,
     streams_topology_updates=True,
     streams_fenced_member_removed=True,
     streams_source_topic_regex=True,
@@ -97,6 +108,7 @@ KIP = Profile(
 
 KAFKA = Profile(
     name="kafka",
+    follows=KAFKA_REFERENCE,
     streams_topology_updates=False,
     streams_fenced_member_removed=False,
     streams_source_topic_regex=False,
