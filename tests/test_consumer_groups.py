@@ -15,6 +15,11 @@ from kgroup.protocol import request
 from tests.kgroup_testing import commit
 
 
+#: KAFKA-20268: a new group is at group and assignment epoch 1, so the first assignment the
+#: coordinator computes (the first member's join) is epoch 2, and each later bump adds one.
+FIRST = 2
+
+
 def hb(c: Coordinator, member_id: str, epoch: int, *, group: str = "g", version: int = 1, topics=None,
        regex=None, owned=None, instance=None, rebalance_ms=None, assignor=None, rack=None, client_id="kgroup"):
     """One ConsumerGroupHeartbeat; a join (epoch 0) sends a full request."""
@@ -126,7 +131,7 @@ def test_group_max_size_reached_only_for_new_members():
     r = hb(c, "b", 0, topics=["foo"])
     assert r.error_code == ErrorCode.group_max_size_reached
     assert r.error_message == "The consumer group has reached its maximum capacity of 1 members."
-    assert hb(c, "a", 1).error_code == ErrorCode.none  # existing members go on
+    assert hb(c, "a", FIRST).error_code == ErrorCode.none  # existing members go on
 
 
 def test_invalid_regular_expression(c):
@@ -143,23 +148,23 @@ def test_fenced_member_epoch_ahead_or_behind(c):
     r = hb(c, "a", 5)
     assert r.error_code == ErrorCode.fenced_member_epoch
     assert "greater member epoch (5)" in r.error_message
-    hb(c, "b", 0, topics=["foo"])            # group epoch 2
-    settle(c, {"a": 1, "b": 2})
-    assert group(c).members["a"].member_epoch == 2
+    hb(c, "b", 0, topics=["foo"])            # group epoch FIRST + 1
+    settle(c, {"a": FIRST, "b": FIRST + 1})
+    assert group(c).members["a"].member_epoch == FIRST + 1
     foo = c.cluster.topic_id("foo")
-    r = hb(c, "a", 1, owned={foo: set(range(6))})   # its previous epoch, but owning more than it has
+    r = hb(c, "a", FIRST, owned={foo: set(range(6))})   # its previous epoch, but owning more than it has
     assert r.error_code == ErrorCode.fenced_member_epoch
-    assert "smaller member epoch (1)" in r.error_message
+    assert f"smaller member epoch ({FIRST})" in r.error_message
 
 
 def test_a_fenced_member_rejoins_with_epoch_zero_and_the_same_id(c):
     """KAFKA-19233 (Kafka 4.3): epoch 0 is always a valid rejoin, whatever the member's epoch."""
     hb(c, "a", 0, topics=["foo"])
     hb(c, "b", 0, topics=["foo"])
-    settle(c, {"a": 1, "b": 2})
-    assert group(c).members["a"].member_epoch == 2
+    settle(c, {"a": FIRST, "b": FIRST + 1})
+    assert group(c).members["a"].member_epoch == FIRST + 1
     r = hb(c, "a", 0, topics=["foo"])
-    assert r.error_code == ErrorCode.none and r.member_epoch == 2
+    assert r.error_code == ErrorCode.none and r.member_epoch == FIRST + 1
     assert assigned(r) == {t: set(ps) for t, ps in group(c).members["a"].assigned.items()}
 
 
@@ -168,17 +173,17 @@ def test_lost_response_previous_epoch_with_subset_is_accepted(c):
     is accepted (the response that moved it may have been lost)."""
     foo = c.cluster.topic_id("foo")
     r = hb(c, "a", 0, topics=["foo"])
-    assert r.member_epoch == 1
+    assert r.member_epoch == FIRST
     hb(c, "b", 0, topics=["foo"])
-    r = hb(c, "a", 1, owned={foo: set(range(6))})   # asked to revoke 3 partitions, still epoch 1
+    r = hb(c, "a", FIRST, owned={foo: set(range(6))})   # asked to revoke 3 partitions, still FIRST
     kept = assigned(r)[foo]
-    r = hb(c, "a", 1, owned={foo: kept})            # revoked: moves to epoch 2 ...
-    assert r.member_epoch == 2
-    # ... but the answer is lost: it retries with epoch 1 and what it owns.
-    retry = hb(c, "a", 1, owned={foo: kept})
-    assert retry.error_code == ErrorCode.none and retry.member_epoch == 2
+    r = hb(c, "a", FIRST, owned={foo: kept})            # revoked: moves to FIRST + 1 ...
+    assert r.member_epoch == FIRST + 1
+    # ... but the answer is lost: it retries with its previous epoch and what it owns.
+    retry = hb(c, "a", FIRST, owned={foo: kept})
+    assert retry.error_code == ErrorCode.none and retry.member_epoch == FIRST + 1
     # With a partition it does not own any more, the same retry is fenced.
-    bad = hb(c, "a", 1, owned={foo: set(range(6))})
+    bad = hb(c, "a", FIRST, owned={foo: set(range(6))})
     assert bad.error_code == ErrorCode.fenced_member_epoch
 
 
@@ -188,7 +193,7 @@ def test_lost_response_previous_epoch_with_subset_is_accepted(c):
 def test_join_bumps_group_epoch_computes_target_and_member_catches_up(c):
     r = hb(c, "a", 0, topics=["foo"])
     g = group(c)
-    assert (g.group_epoch, g.assignment_epoch, r.member_epoch) == (1, 1, 1)
+    assert (g.group_epoch, g.assignment_epoch, r.member_epoch) == (FIRST, FIRST, FIRST)
     assert written(c, 0) == ["ConsumerGroupMemberMetadata", "ConsumerGroupMetadata",
                              "ConsumerGroupTargetAssignmentMember", "ConsumerGroupTargetAssignmentMetadata",
                              "ConsumerGroupCurrentMemberAssignment"]
@@ -200,24 +205,24 @@ def test_second_member_moves_group_epoch_first_member_reconciles_through_unrevok
     hb(c, "a", 0, topics=["foo"])
     r = hb(c, "b", 0, topics=["foo"])
     g = group(c)
-    assert (g.group_epoch, g.assignment_epoch) == (2, 2)
-    assert r.member_epoch == 2 and assigned(r) == {}                   # b waits: a still owns them
+    assert (g.group_epoch, g.assignment_epoch) == (FIRST + 1, FIRST + 1)
+    assert r.member_epoch == FIRST + 1 and assigned(r) == {}           # b waits: a still owns them
     assert g.members["b"].state == MemberState.UNRELEASED_PARTITIONS
     assert g.state == "Reconciling"
-    r = hb(c, "a", 1, owned={foo: set(range(6))})
-    assert r.member_epoch == 1 and g.members["a"].state == MemberState.UNREVOKED_PARTITIONS
+    r = hb(c, "a", FIRST, owned={foo: set(range(6))})
+    assert r.member_epoch == FIRST and g.members["a"].state == MemberState.UNREVOKED_PARTITIONS
     kept = assigned(r)[foo]
     assert len(kept) == 3
-    r = hb(c, "a", 1, owned={foo: kept})
-    assert r.member_epoch == 2 and g.members["a"].state == MemberState.STABLE
-    r = hb(c, "b", 2, owned={})
+    r = hb(c, "a", FIRST, owned={foo: kept})
+    assert r.member_epoch == FIRST + 1 and g.members["a"].state == MemberState.STABLE
+    r = hb(c, "b", FIRST + 1, owned={})
     assert assigned(r)[foo] == set(range(6)) - kept and g.state == "Stable"
 
 
 def test_subscription_change_bumps_group_epoch(c):
     hb(c, "a", 0, topics=["foo"])
     before = group(c).group_epoch
-    r = hb(c, "a", 1, topics=["foo", "bar"])
+    r = hb(c, "a", FIRST, topics=["foo", "bar"])
     assert group(c).group_epoch == before + 1
     assert {c.cluster.topic_name(t) for t in assigned(r)} == {"foo", "bar"}
 
@@ -227,10 +232,10 @@ def test_nothing_changed_writes_nothing_and_omits_the_assignment(c):
     foo = c.cluster.topic_id("foo")
     hb(c, "a", 0, topics=["foo"])
     pos = c.position
-    r = hb(c, "a", 1, owned={foo: set(range(6))})
+    r = hb(c, "a", FIRST, owned={foo: set(range(6))})
     assert r.assignment is None and c.position == pos
     # A full request (rebalance timeout + subscription + owned partitions) gets the assignment again.
-    r = hb(c, "a", 1, topics=["foo"], rebalance_ms=30_000, owned={foo: set(range(6))})
+    r = hb(c, "a", FIRST, topics=["foo"], rebalance_ms=30_000, owned={foo: set(range(6))})
     assert assigned(r) == {foo: set(range(6))} and c.position == pos
 
 
@@ -239,7 +244,7 @@ def test_topic_creation_and_partition_growth_bump_the_group_epoch(c):
     g = group(c)
     epoch = g.group_epoch
     c.cluster.create_topic("later", 2)
-    r = hb(c, "a", 1)
+    r = hb(c, "a", FIRST)
     assert g.group_epoch == epoch + 1
     assert c.cluster.topic_id("later") in assigned(r)
     c.cluster.increase_partitions("foo", 8)
@@ -265,7 +270,7 @@ def test_last_member_leaving_levels_the_assignment_epoch(c):
     hb(c, "a", -1)
     assert written(c, pos)[-2:] == ["ConsumerGroupMetadata", "ConsumerGroupTargetAssignmentMetadata"]
     g = group(c)
-    assert (g.state, g.group_epoch, g.assignment_epoch) == ("Empty", 2, 2)
+    assert (g.state, g.group_epoch, g.assignment_epoch) == ("Empty", FIRST + 1, FIRST + 1)
 
 
 def test_session_timeout_fences_the_member(c):
@@ -282,14 +287,14 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke(c):
     foo = c.cluster.topic_id("foo")
     hb(c, "a", 0, topics=["foo"], rebalance_ms=10_000)
     hb(c, "b", 0, topics=["foo"])
-    r = hb(c, "a", 1, owned={foo: set(range(6))})       # told to revoke, keeps owning everything
+    r = hb(c, "a", FIRST, owned={foo: set(range(6))})   # told to revoke, keeps owning everything
     assert group(c).members["a"].state == MemberState.UNREVOKED_PARTITIONS
     for _ in range(3):
         c.advance(4000)
-        hb(c, "a", 1, owned={foo: set(range(6))})       # still heartbeating, still not revoking
-        hb(c, "b", 2, owned={})
+        hb(c, "a", FIRST, owned={foo: set(range(6))})   # still heartbeating, still not revoking
+        hb(c, "b", FIRST + 1, owned={})
     assert "a" not in group(c).members
-    assert "failed to transition from epoch 1 within 10000ms" in group(c).last_fence_reason
+    assert f"failed to transition from epoch {FIRST} within 10000ms" in group(c).last_fence_reason
     r = hb(c, "b", group(c).members["b"].member_epoch, owned={})
     r = hb(c, "b", r.member_epoch, owned={})
     assert group(c).members["b"].assigned == {foo: frozenset(range(6))}
@@ -307,7 +312,7 @@ def test_two_members_swapping_partitions_never_share_one(monkeypatch):
     foo = c.cluster.topic_id("foo")
     hb(c, "a", 0, topics=["foo"])
     hb(c, "b", 0, topics=["foo"])
-    settle(c, {"a": 1, "b": 2})
+    settle(c, {"a": FIRST, "b": FIRST + 1})
     g = group(c)
     first = {m: g.members[m].assigned[foo] for m in "ab"}
     assert first["a"] | first["b"] == frozenset(range(4)) and not first["a"] & first["b"]
@@ -381,7 +386,7 @@ def test_regex_record_is_deleted_with_its_last_member(c):
 def test_static_member_rejoining_after_minus_two_keeps_its_assignment(c):
     hb(c, "a1", 0, topics=["foo"], instance="A")
     hb(c, "b", 0, topics=["foo"])
-    epochs = settle(c, {"a1": 1, "b": 2})
+    epochs = settle(c, {"a1": FIRST, "b": FIRST + 1})
     g = group(c)
     mine = g.members["a1"].assigned
     epoch = g.group_epoch
@@ -400,7 +405,7 @@ def test_static_member_with_instance_still_in_use_is_unreleased(c):
     hb(c, "a1", 0, topics=["foo"], instance="A")
     r = hb(c, "a2", 0, topics=["foo"], instance="A")
     assert r.error_code == ErrorCode.unreleased_instance_id
-    r = hb(c, "a2", 1, instance="A")
+    r = hb(c, "a2", FIRST, instance="A")
     assert r.error_code == ErrorCode.fenced_instance_id
 
 
@@ -419,7 +424,7 @@ def test_consumer_group_describe(c):
     hb(c, "a", 0, topics=["foo"], instance="A", rack="r1", client_id="app-1")
     resp = c.handle(request("ConsumerGroupDescribe", 1, group_ids=["g", "nope", ""], include_authorized_operations=False))
     g, nope, empty = resp.groups
-    assert (g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name) == ("Stable", 1, 1, "uniform")
+    assert (g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name) == ("Stable", FIRST, FIRST, "uniform")
     m = g.members[0]
     assert (m.member_id, m.instance_id, m.rack_id, m.client_id, m.member_type) == ("a", "A", "r1", "app-1", 1)
     assert m.assignment.topic_partitions[0].topic_name == "foo"
@@ -438,12 +443,13 @@ def test_list_groups_by_type(c):
 
 def test_offset_commit_checks_the_member_epoch(c):
     hb(c, "a", 0, topics=["foo"])
-    assert commit(c, "g", {("foo", 0): 5}, member_id="a", generation=1).topics[0].partitions[0].error_code == ErrorCode.none
-    stale = commit(c, "g", {("foo", 0): 6}, member_id="a", generation=0)
+    ok = commit(c, "g", {("foo", 0): 5}, member_id="a", generation=FIRST)
+    assert ok.topics[0].partitions[0].error_code == ErrorCode.none
+    stale = commit(c, "g", {("foo", 0): 6}, member_id="a", generation=FIRST - 1)
     assert stale.topics[0].partitions[0].error_code == ErrorCode.stale_member_epoch
-    unknown = commit(c, "g", {("foo", 0): 6}, member_id="zz", generation=1)
+    unknown = commit(c, "g", {("foo", 0): 6}, member_id="zz", generation=FIRST)
     assert unknown.topics[0].partitions[0].error_code == ErrorCode.unknown_member_id
-    old = commit(c, "g", {("foo", 0): 6}, member_id="a", generation=1, version=8)
+    old = commit(c, "g", {("foo", 0): 6}, member_id="a", generation=FIRST, version=8)
     assert old.topics[0].partitions[0].error_code == ErrorCode.unsupported_version
 
 
@@ -469,7 +475,7 @@ def _snapshot(c: Coordinator) -> dict:
 def test_reload_replays_to_the_same_group_and_does_not_rebalance(c):
     hb(c, "a", 0, topics=["foo"], instance="A")
     hb(c, "b", 0, regex="ba.")
-    settle(c, {"a": 1, "b": 1})
+    settle(c, {"a": FIRST, "b": FIRST})  # b's regex bumps nothing until it is resolved
     live = _snapshot(c)
     reloaded = Coordinator.load(c.log, cluster=c.cluster)
     assert _snapshot(reloaded) == live
@@ -483,7 +489,7 @@ def test_reload_replays_to_the_same_group_and_does_not_rebalance(c):
 def test_every_record_round_trips_through_bytes(c):
     hb(c, "a", 0, topics=["foo"], instance="A")
     hb(c, "b", 0, regex="ba.")
-    settle(c, {"a": 1, "b": 1})
+    settle(c, {"a": FIRST, "b": FIRST})  # b's regex bumps nothing until it is resolved
     hb(c, "b", -1)
     for entry in c.log:
         rec = entry.record
@@ -508,6 +514,6 @@ def test_old_partition_metadata_record_is_read_and_replaced_by_the_hash(c):
     g = group(loaded)
     assert g.partition_metadata == {"foo": (foo.topic_id, 6)} and g.metadata_hash == 0
     pos = loaded.position
-    hb(loaded, "a", 1, owned={foo.topic_id: set(range(6))})
+    hb(loaded, "a", FIRST, owned={foo.topic_id: set(range(6))})
     assert written(loaded, pos)[:2] == ["ConsumerGroupMetadata", "ConsumerGroupPartitionMetadata-"]
-    assert g.partition_metadata is None and g.metadata_hash != 0 and g.group_epoch == 2
+    assert g.partition_metadata is None and g.metadata_hash != 0 and g.group_epoch == FIRST + 1
