@@ -1,0 +1,133 @@
+"""A group as Apache Kafka writes it, loaded by kgroup, continues as Kafka would (issue 20, item 5).
+
+Each test builds a settled group of consumer, share or Streams members the way Kafka's
+coordinator persists one (Kafka's `GroupCoordinatorRecordHelpers` / `StreamsCoordinatorRecordHelpers`
+as its tests' group builders replay them: members, group metadata with the metadata hash Kafka
+computes, target assignment and its epoch, current assignments; Kafka's field values, e.g. a
+Streams group metadata record holding `num.standby.replicas` alone). A fresh kgroup coordinator
+loads those records, and every member sends the heartbeat a settled client sends. Kafka answers
+each with the member's epoch and writes nothing: so must kgroup, under both profiles."""
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from hypothesis import given, settings
+
+from kgroup import Cluster, Coordinator
+from kgroup.errors import ErrorCode
+from kgroup.groups.consumer import group as CG
+from kgroup.groups.consumer.group import ConsumerGroupMember
+from kgroup.groups.metadata_hash import metadata_hash
+from kgroup.groups.share import group as SG
+from kgroup.groups.share.group import InitTopic, ShareGroupMember, StatePartitionMetadata
+from kgroup.protocol import request
+from streams_kafka import StreamsTopicFixture, kafka_member, streams_group_records
+
+GROUP = "g"
+profiles = st.sampled_from(["kip", "kafka"])
+
+
+@st.composite
+def settled(draw, max_members: int = 4):
+    """(partitions, epoch, {member: partitions it owns}) of a settled group."""
+    partitions = draw(st.integers(1, 8))
+    n = draw(st.integers(1, max_members))
+    owner = draw(st.lists(st.integers(0, n - 1), min_size=partitions, max_size=partitions))
+    epoch = draw(st.integers(2, 60))
+    owned = {f"m{i}": sorted(p for p, o in enumerate(owner) if o == i) for i in range(n)}
+    return partitions, epoch, owned
+
+
+def _topic_records(cluster: Cluster, topic: str, owned: dict[str, list[int]]):
+    tid = cluster.topic_id(topic)
+    return tid, {m: ({tid: frozenset(ps)} if ps else {}) for m, ps in owned.items()}
+
+
+@settings(max_examples=30, deadline=None)
+@given(group=settled(), profile=profiles)
+def test_a_kafka_written_consumer_group_continues_without_a_bump(group, profile):
+    partitions, epoch, owned = group
+    cluster = Cluster({"orders": partitions}, seed=5)
+    tid, assignment = _topic_records(cluster, "orders", owned)
+    members = [ConsumerGroupMember(m, rebalance_timeout_ms=5000, client_id="client", client_host="/127.0.0.1",
+                                   subscribed_topic_names=frozenset({"orders"}), server_assignor_name="range",
+                                   member_epoch=epoch, previous_member_epoch=epoch - 1,
+                                   assigned_partitions={t: dict.fromkeys(ps, epoch) for t, ps in a.items()})
+               for m, a in assignment.items()]
+    records = [CG.member_record(GROUP, m) for m in members]
+    records.append(CG.group_epoch_record(GROUP, epoch, metadata_hash(["orders"], cluster)))
+    records += [CG.target_member_record(GROUP, m, a) for m, a in assignment.items()]
+    records.append(CG.target_epoch_record(GROUP, epoch))
+    records += [CG.current_assignment_record(GROUP, m) for m in members]
+    c = Coordinator.load(records, cluster=cluster, profile=profile)
+    before = len(c.log)
+
+    for m, a in assignment.items():
+        r = c.handle(request("ConsumerGroupHeartbeat", 1, group_id=GROUP, member_id=m, member_epoch=epoch,
+                             instance_id=None, rack_id=None, rebalance_timeout=-1, subscribed_topic_names=None,
+                             subscribed_topic_regex=None, server_assignor=None,
+                             topic_partitions=[{"topic_id": t, "partitions": sorted(ps)} for t, ps in a.items()]),
+                     client_id="client")
+        assert (r.error_code, r.member_epoch, r.assignment) == (ErrorCode.none, epoch, None), r
+    assert [e.record for e in list(c.log)[before:]] == []
+    g = c.groups[GROUP]
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (epoch, epoch, "Stable")
+
+
+@settings(max_examples=30, deadline=None)
+@given(group=settled(), profile=profiles)
+def test_a_kafka_written_share_group_continues_without_a_bump(group, profile):
+    partitions, epoch, owned = group
+    cluster = Cluster({"orders": partitions}, seed=5)
+    tid, assignment = _topic_records(cluster, "orders", owned)
+    members = [ShareGroupMember(m, client_id="client", client_host="/127.0.0.1",
+                                subscribed_topic_names=frozenset({"orders"}), member_epoch=epoch,
+                                previous_member_epoch=epoch - 1, assigned_partitions=a)
+               for m, a in assignment.items()]
+    records = [SG.member_record(GROUP, m) for m in members]
+    records.append(SG.group_epoch_record(GROUP, epoch, metadata_hash(["orders"], cluster)))
+    records += [SG.target_member_record(GROUP, m, a) for m, a in assignment.items()]
+    records.append(SG.target_epoch_record(GROUP, epoch))
+    records += [SG.current_assignment_record(GROUP, m) for m in members]
+    # Kafka's share coordinator has initialised every share-partition of the group (record 15).
+    records.append(SG.state_metadata_record(GROUP, StatePartitionMetadata(
+        initialized={tid: InitTopic("orders", frozenset(range(partitions)))})))
+    c = Coordinator.load(records, cluster=cluster, profile=profile)
+    before = len(c.log)
+
+    for m in assignment:
+        r = c.handle(request("ShareGroupHeartbeat", 1, group_id=GROUP, member_id=m, member_epoch=epoch,
+                             rack_id=None, subscribed_topic_names=None), client_id="client")
+        assert (r.error_code, r.member_epoch, r.assignment) == (ErrorCode.none, epoch, None), r
+    assert [e.record for e in list(c.log)[before:]] == []
+    g = c.groups[GROUP]
+    assert (g.group_epoch, g.assignment_epoch) == (epoch, epoch)
+
+
+@settings(max_examples=30, deadline=None)
+@given(group=settled(), profile=profiles, standbys=st.sampled_from(["0", "1"]))
+def test_a_kafka_written_streams_group_continues_without_a_bump(group, profile, standbys):
+    partitions, epoch, owned = group
+    fx = StreamsTopicFixture("0", "orders", partitions, seed=5)
+    configs = {"num.standby.replicas": standbys}
+    members = [kafka_member(m, member_epoch=epoch, previous_member_epoch=epoch - 1, process_id=f"process-{m}",
+                            assigned=fx.tasks(*ps)) for m, ps in owned.items()]
+    records = streams_group_records(GROUP, epoch, members=members, topology=fx.topology,
+                                    targets={m: fx.tasks(*ps) for m, ps in owned.items()},
+                                    metadata_hash=fx.metadata_hash, validated_topology_epoch=0,
+                                    assignment_configs=configs)
+    # The record holds what the group's configuration said when Kafka wrote it.
+    config = {"group.streams.num.standby.replicas": int(standbys)}
+    c = Coordinator.load(records, cluster=fx.cluster, profile=profile, config=config)
+    before = len(c.log)
+
+    for m, ps in owned.items():
+        r = c.handle(request("StreamsGroupHeartbeat", 0, group_id=GROUP, member_id=m, member_epoch=epoch,
+                             endpoint_information_epoch=0, instance_id=None, rack_id=None, rebalance_timeout=-1,
+                             topology=None, active_tasks=[{"subtopology_id": "0", "partitions": ps}] if ps else [],
+                             standby_tasks=[], warmup_tasks=[], process_id=None, user_endpoint=None,
+                             client_tags=None, task_offsets=None, task_end_offsets=None,
+                             shutdown_application=False), client_id="kgroup")
+        assert (r.error_code, r.member_epoch, r.active_tasks) == (ErrorCode.none, epoch, None), r
+    assert [e.record for e in list(c.log)[before:]] == []
+    g = c.groups[GROUP]
+    assert (g.group_epoch, g.assignment_epoch) == (epoch, epoch)
