@@ -1,6 +1,6 @@
 """A group as Apache Kafka writes it, loaded by kgroup, continues as Kafka would (issue 20, item 5).
 
-Each test builds a settled group of consumer, share or Streams members the way Kafka's
+Each test builds a settled group of classic, consumer, share or Streams members the way Kafka's
 coordinator persists one (Kafka's `GroupCoordinatorRecordHelpers` / `StreamsCoordinatorRecordHelpers`
 as its tests' group builders replay them: members, group metadata with the metadata hash Kafka
 computes, target assignment and its epoch, current assignments; Kafka's field values, e.g. a
@@ -20,6 +20,8 @@ from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.share import group as SG
 from kgroup.groups.share.group import InitTopic, ShareGroupMember, StatePartitionMetadata
 from kgroup.protocol import request
+from kgroup.records import GroupMetadata, GroupMetadataKey, GroupMetadataValue
+from kgroup_testing import heartbeat, subscription_v0
 from streams_kafka import StreamsTopicFixture, kafka_member, streams_group_records
 
 GROUP = "g"
@@ -40,6 +42,35 @@ def settled(draw, max_members: int = 4):
 def _topic_records(cluster: Cluster, topic: str, owned: dict[str, list[int]]):
     tid = cluster.topic_id(topic)
     return tid, {m: ({tid: frozenset(ps)} if ps else {}) for m, ps in owned.items()}
+
+
+def _classic_assignment(partitions: list[int]) -> bytes:
+    """ConsumerProtocolAssignment v0 bytes: orders -> partitions, null user data."""
+    out = b"\x00\x00" + (1).to_bytes(4, "big") + (6).to_bytes(2, "big") + b"orders"
+    out += len(partitions).to_bytes(4, "big") + b"".join(p.to_bytes(4, "big") for p in partitions)
+    return out + b"\xff\xff\xff\xff"
+
+
+@settings(max_examples=30, deadline=None)
+@given(group=settled(), profile=profiles)
+def test_a_kafka_written_classic_group_continues_without_a_rebalance(group, profile):
+    partitions, generation, owned = group
+    cluster = Cluster({"orders": partitions}, seed=5)
+    V = GroupMetadataValue
+    value = V(protocol_type="consumer", generation=generation, protocol="range", leader="m0",
+              current_state_timestamp=1_700_000_000_000,
+              members=[V.MemberMetadata(member_id=m, group_instance_id=None, client_id="client",
+                                        client_host="/127.0.0.1", rebalance_timeout=300_000, session_timeout=45_000,
+                                        subscription=subscription_v0("orders"), assignment=_classic_assignment(ps))
+                       for m, ps in owned.items()])
+    c = Coordinator.load([GroupMetadata(GroupMetadataKey(group=GROUP), value, 3)], cluster=cluster, profile=profile)
+    before = len(c.log)
+
+    for m in owned:
+        assert heartbeat(c, GROUP, m, generation).error_code == ErrorCode.none
+    assert [e.record for e in list(c.log)[before:]] == []
+    g = c.groups[GROUP]
+    assert (g.generation_id, g.state) == (generation, "Stable")
 
 
 @settings(max_examples=30, deadline=None)
