@@ -320,10 +320,12 @@ def target_member_tombstone(group_id: str, member_id: str) -> Any:
         R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Any:
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
+    """The assignment epoch, and when that assignment was computed (KIP-1263; 0 when no
+    assignor ran: a converted group, an emptied one)."""
     return R.ConsumerGroupTargetAssignmentMetadata(
         R.ConsumerGroupTargetAssignmentMetadataKey(group_id=group_id),
-        R.ConsumerGroupTargetAssignmentMetadataValue(assignment_epoch=epoch))
+        R.ConsumerGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
 
 
 def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:

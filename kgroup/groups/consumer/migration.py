@@ -144,6 +144,8 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
             member = P.dynamic_member(group, member_id, -1, {}, True, classic=True)
         else:
             member, replaced = P.static_member(group, member_id, -1, instance_id, {}, unknown, records, classic=True)
+            if replaced is not None:
+                P.cancel_timers(c, gid, replaced.member_id)
         sub, _ = decode_subscription(protocols[0][1])
     except KafkaError as e:
         future.complete(_join_error(member_id if not unknown else "", e.code))

@@ -33,7 +33,7 @@ from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
                                   described_assignment, frozen, topic_order)
-from kgroup.javaorder import JavaHashMap
+from kgroup.javaorder import JavaHashMap, java_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -63,8 +63,13 @@ def rebalance_key(group_id: str, member_id: str) -> str:
 # ---------------------------------------------------------------------------------------
 # Validation (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid)
 
+#: what Java's String.trim() strips: every char <= U+0020 (Python's strip() differs both ways)
+_TRIMMED = "".join(chr(i) for i in range(33))
+
+
 def _blank(v: str | None) -> bool:
-    return v is not None and v.strip() == ""
+    # Kafka's throwIfEmptyString: set, and nothing left once trimmed as Java trims
+    return v is not None and v.strip(_TRIMMED) == ""
 
 
 def validate_heartbeat(c: "Coordinator", req: Any, version: int) -> None:
@@ -94,9 +99,10 @@ def validate_heartbeat(c: "Coordinator", req: Any, version: int) -> None:
         raise KafkaError(ErrorCode.invalid_request, "MemberEpoch is invalid.")
     assignors = c.config["group.consumer.assignors"]
     if req.server_assignor is not None and req.server_assignor not in assignors:
+        # Kafka joins the names of a HashSet, so they come in its iteration order
         raise KafkaError(ErrorCode.unsupported_assignor,
                          f"ServerAssignor {req.server_assignor} is not supported. "
-                         f"Supported assignors: {', '.join(assignors)}.")
+                         f"Supported assignors: {', '.join(java_order(dict.fromkeys(assignors)))}.")
 
 
 def validate_regex(regex: str) -> None:
@@ -365,7 +371,8 @@ def update_target_assignment(c: "Coordinator", change: GroupChange, group_epoch:
         out[mid] = assignment
         if assignment != frozen(change.target.get(mid, {})) or mid not in change.target:
             records.append(G.target_member_record(group.group_id, mid, assignment))
-    records.append(G.target_epoch_record(group.group_id, group_epoch))
+    # Kafka stamps the record with the time the assignor ran (KIP-1263)
+    records.append(G.target_epoch_record(group.group_id, group_epoch, c.now()))
     return out
 
 
@@ -406,6 +413,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         member = dynamic_member(group, member_id, epoch, owned, create)
     else:
         member, replaced = static_member(group, member_id, epoch, instance_id, owned, create, records)
+        if replaced is not None:
+            cancel_timers(c, group_id, replaced.member_id)  # the predecessor's timers go with it (Kafka)
 
     names = req.subscribed_topic_names
     regex = get(req, "subscribed_topic_regex")
@@ -563,7 +572,11 @@ def leave(c: "Coordinator", group_id: str, instance_id: str | None, member_id: s
                          f"{member.member_id}.")
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         # A static member leaving for a moment keeps its partitions (epoch -2) until its session ends.
-        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitions_pending_revocation={})
+        # Kafka also resets the partitions' assignment epochs to 0 (resetAssignedPartitionsEpochsToZero):
+        # the member that takes the instance over owns them from no particular epoch.
+        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, partitions_pending_revocation={},
+                                 assigned_partitions={t: dict.fromkeys(ps, 0)
+                                                      for t, ps in member.assigned_partitions.items()})
         response["member_id"], response["member_epoch"] = member.member_id, LEAVE_GROUP_STATIC_MEMBER_EPOCH
         return Result(response, [G.current_assignment_record(group_id, leaving)])
     return fence_members(c, group, [member], response)

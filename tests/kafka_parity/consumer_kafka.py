@@ -1,0 +1,165 @@
+"""Kafka's GroupMetadataManagerTestContext for consumer groups, in kgroup's terms.
+
+- `mock_assignor` is Kafka's MockPartitionAssignor("range"): the target assignment is what the
+  test prepares (kgroup's `FixedAssignor` under the name "range").
+- `loaded(...)` is `ConsumerGroupBuilder` + `context.replay`: the group is built from the records
+  Kafka's GroupCoordinatorRecordHelpers would write, and a coordinator is loaded from them.
+- `hb(...)` sends one ConsumerGroupHeartbeat, `answer(...)` reads it back as Kafka's test compares
+  it, and `written(...)` lists the records a step wrote, in order.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from kgroup import Cluster, Coordinator
+from kgroup.assignors import SERVER_ASSIGNORS, FixedAssignor
+from kgroup.groups.consumer import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
+from kgroup.groups.consumer import group as G
+from kgroup.groups.metadata_hash import metadata_hash
+from kgroup.groups.modern import MemberState
+from kgroup.protocol import ms, request
+
+PROFILES = ["kip", "kafka"]
+#: what the request context says when a test does not set it (Kafka's DEFAULT_CLIENT_ID/ADDRESS)
+CLIENT_ID, CLIENT_HOST = "kgroup", "/127.0.0.1"
+HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS = 5000, 45_000
+
+
+class MockAssignor:
+    """Kafka's MockPartitionAssignor: `prepare` the next group assignment (member -> {topic: parts})."""
+
+    def __init__(self) -> None:
+        self.assignment: dict[str, dict[uuid.UUID, Iterable[int]]] = {}
+
+    def prepare(self, assignment: Mapping[str, Mapping[uuid.UUID, Iterable[int]]]) -> None:
+        self.assignment = {m: dict(a) for m, a in assignment.items()}
+
+
+@pytest.fixture
+def mock_assignor(monkeypatch) -> MockAssignor:
+    mock = MockAssignor()
+    monkeypatch.setitem(SERVER_ASSIGNORS, "range", lambda: FixedAssignor(mock.assignment))
+    return mock
+
+
+def cluster(**topics: int) -> Cluster:
+    return Cluster(topics or {"foo": 6, "bar": 3}, seed=11)
+
+
+def coordinator(profile: str, clu: Cluster | None = None, records: list | None = None, **config: Any) -> Coordinator:
+    """A coordinator with the mock assignor only (Kafka's CONSUMER_GROUP_ASSIGNORS_CONFIG), loaded
+    from `records` when given."""
+    conf = {"group.consumer.assignors": ["range"], **{k.replace("_", "."): v for k, v in config.items()}}
+    clu = clu if clu is not None else cluster()
+    if records:
+        return Coordinator.load(records, cluster=clu, profile=profile, config=conf)
+    return Coordinator(clu, config=conf, profile=profile)
+
+
+def tid(c: Coordinator | Cluster, name: str) -> uuid.UUID:
+    return (c.cluster if isinstance(c, Coordinator) else c).topic_id(name)
+
+
+def with_epochs(assignment: Mapping[uuid.UUID, Iterable[int]], epoch: int) -> dict[uuid.UUID, dict[int, int]]:
+    """Kafka's `toAssignmentWithEpochs`: every partition assigned at `epoch`."""
+    return {t: {p: epoch for p in ps} for t, ps in assignment.items() if ps}
+
+
+def member(member_id: str, *, epoch: int = 10, previous: int = 9, state: MemberState = MemberState.STABLE,
+           topics: Iterable[str] = ("foo", "bar"), regex: str | None = None, instance: str | None = None,
+           rebalance_ms: int = -1, assignor: str | None = "range", assigned: Mapping | None = None,
+           pending: Mapping | None = None, assigned_epoch: int | None = None, client_id: str = CLIENT_ID,
+           client_host: str = CLIENT_HOST) -> ConsumerGroupMember:
+    """Kafka's `ConsumerGroupMember.Builder` as the tests use it; `assigned`/`pending` map topic ids
+    to partitions, assigned at `assigned_epoch` (the member epoch unless given)."""
+    at = epoch if assigned_epoch is None else assigned_epoch
+    return ConsumerGroupMember(
+        member_id, instance_id=instance, rebalance_timeout_ms=rebalance_ms, client_id=client_id,
+        client_host=client_host, subscribed_topic_names=frozenset(topics), subscribed_topic_regex=regex,
+        server_assignor_name=assignor, member_epoch=epoch, previous_member_epoch=previous, state=state,
+        assigned_partitions=with_epochs(assigned or {}, at), partitions_pending_revocation=with_epochs(pending or {}, at))
+
+
+def group_hash(clu: Cluster, *names: str) -> int:
+    """Kafka's computeGroupHash of the named topics' hashes."""
+    return metadata_hash(set(names), clu)
+
+
+def group_records(group_id: str, epoch: int, members: Iterable[ConsumerGroupMember] = (),
+                  targets: Mapping[str, Mapping] | None = None, assignment_epoch: int | None = None,
+                  metadata_hash: int = 0, regexes: Mapping[str, ResolvedRegularExpression] | None = None,
+                  assignment_timestamp: int = 0) -> list:
+    """Kafka's `ConsumerGroupBuilder.build()`: the records of a group, in its order."""
+    members = list(members)
+    out = [G.member_record(group_id, m) for m in members]
+    out.append(G.group_epoch_record(group_id, epoch, metadata_hash))
+    out += [G.regex_record(group_id, r, v) for r, v in (regexes or {}).items()]
+    out += [G.target_member_record(group_id, m, frozen(a)) for m, a in (targets or {}).items()]
+    out.append(G.target_epoch_record(group_id, epoch if assignment_epoch is None else assignment_epoch,
+                                     assignment_timestamp))
+    out += [G.current_assignment_record(group_id, m) for m in members]
+    return out
+
+
+def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, frozenset[int]]:
+    return {t: frozenset(ps) for t, ps in assignment.items() if ps}
+
+
+def hb(c: Coordinator, member_id: str, epoch: int, *, group: str = "fooup", topics=None, regex=None, owned=None,
+       instance=None, rebalance_ms: int = -1, assignor=None, rack=None, client_id: str = CLIENT_ID):
+    """One ConsumerGroupHeartbeat (latest version) with exactly the fields given, as Kafka's
+    tests build them; `owned` maps topic ids to partitions (None: the field is not sent)."""
+    parts = None if owned is None else [{"topic_id": t, "partitions": sorted(ps)} for t, ps in owned.items()]
+    return c.handle(request("ConsumerGroupHeartbeat", 1, group_id=group, member_id=member_id, member_epoch=epoch,
+                            instance_id=instance, rack_id=rack, rebalance_timeout=rebalance_ms,
+                            subscribed_topic_names=None if topics is None else list(topics),
+                            subscribed_topic_regex=regex, server_assignor=assignor, topic_partitions=parts),
+                    client_id=client_id)
+
+
+def join(c: Coordinator, member_id: str, topics=("foo", "bar"), **kw):
+    """A (re)join: epoch 0, a rebalance timeout and an empty owned list, as Kafka's tests send it."""
+    kw.setdefault("rebalance_ms", 5000)
+    kw.setdefault("owned", {})
+    return hb(c, member_id, 0, topics=topics, **kw)
+
+
+def answer(r) -> tuple:
+    """A heartbeat response as Kafka's assertResponseEquals sees it: (error, member id, member
+    epoch, heartbeat interval, assignment by topic id or None when the field is left out)."""
+    assignment = None if r.assignment is None else {tp.topic_id: sorted(tp.partitions)
+                                                     for tp in r.assignment.topic_partitions}
+    return r.error_code, r.member_id, r.member_epoch, ms(r.heartbeat_interval), assignment
+
+
+def ok(member_id: str, epoch: int, assignment: Mapping | None = None, interval: int = HEARTBEAT_INTERVAL_MS) -> tuple:
+    from kgroup import ErrorCode
+    a = None if assignment is None else {t: sorted(ps) for t, ps in assignment.items()}
+    return ErrorCode.none, member_id, epoch, interval, a
+
+
+def written(c: Coordinator, since: int) -> list:
+    """The records appended since log position `since`, in order."""
+    return [c.log.entry_at(i).record for i in range(since, c.position)]
+
+
+def consumer_group(c: Coordinator, group_id: str = "fooup") -> ConsumerGroup:
+    g = c.groups[group_id]
+    assert isinstance(g, ConsumerGroup)
+    return g
+
+
+def timeout_of(c: Coordinator, key: str) -> int | None:
+    """How long from now the timer `key` fires (Kafka's assertSessionTimeout/assertRebalanceTimeout),
+    None when there is none."""
+    deadline = c.timers.pending().get(key)
+    return None if deadline is None else deadline - c.now()
+
+
+__all__ = ["PROFILES", "CLIENT_ID", "CLIENT_HOST", "HEARTBEAT_INTERVAL_MS", "SESSION_TIMEOUT_MS", "MockAssignor",
+           "mock_assignor", "cluster", "coordinator", "tid", "with_epochs", "member", "group_hash",
+           "group_records", "frozen", "hb", "join", "answer", "ok", "written", "consumer_group", "timeout_of"]

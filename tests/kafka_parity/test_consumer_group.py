@@ -1,0 +1,589 @@
+"""Apache Kafka's GroupMetadataManagerConsumerGroupTest (trunk, mid-2026), through kgroup's public
+contract: `Coordinator.handle`, `Coordinator.load`, `Coordinator.advance` and the records in the log.
+
+Groups Kafka's tests build with ConsumerGroupBuilder are loaded here from the same records
+(`group_records`), so every case also checks that a coordinator loaded from a Kafka-written log
+continues as Kafka does. KIP-848 is not a seed: trunk applies under both profiles.
+The parity table is GroupMetadataManagerConsumerGroupTest.md next to this file."""
+from __future__ import annotations
+
+import pytest
+
+from kgroup import ErrorCode as E
+from kgroup import records as R
+from kgroup.groups.consumer import ResolvedRegularExpression
+from kgroup.groups.consumer import group as G
+from kgroup.groups.consumer.protocol import rebalance_key, session_key
+from kgroup.groups.modern import MemberState
+from kgroup.protocol import request
+from tests.kafka_parity.consumer_kafka import (PROFILES, SESSION_TIMEOUT_MS, answer, cluster, consumer_group,
+                                               coordinator, group_hash, group_records, hb, join, member,
+                                               mock_assignor, ok, tid, timeout_of, written)
+
+__all__ = ["mock_assignor"]  # the fixture, used by name
+GID = "fooup"
+pytestmark = pytest.mark.parametrize("profile", PROFILES)
+STABLE, UNREVOKED, UNRELEASED = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberState.UNRELEASED_PARTITIONS
+
+
+def two_member_group(profile, *, instances=(None, None), m2_topics=("foo", "bar"), **config):
+    """Kafka's usual set-up: members 1 and 2 at epoch 10 owning foo 0-2/bar 0-1 and foo 3-5/bar 2."""
+    clu = cluster(foo=6, bar=3, zar=1)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1 = member("m1", instance=instances[0], rebalance_ms=5000, assigned={foo: [0, 1, 2], bar: [0, 1]})
+    m2 = member("m2", instance=instances[1], rebalance_ms=5000, topics=m2_topics, assigned={foo: [3, 4, 5], bar: [2]})
+    records = group_records(GID, 10, [m1, m2], {"m1": {foo: [0, 1, 2], bar: [0, 1]}, "m2": {foo: [3, 4, 5], bar: [2]}},
+                            metadata_hash=group_hash(clu, "foo", "bar", *m2_topics))
+    return coordinator(profile, clu, records, **config), foo, bar
+
+
+def test_unknown_member_id_joins_consumer_group(profile, mock_assignor):
+    c = coordinator(profile)
+    assert join(c, "m1", assignor="range").error_code == E.none
+    r = hb(c, "m2", 1, topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.unknown_member_id
+
+
+def _member_at_100(profile, instance=None):
+    clu = cluster(foo=6, bar=3)
+    foo = clu.topic_id("foo")
+    m = member("m", epoch=100, previous=99, rebalance_ms=5000, instance=instance, assigned={foo: [1, 2, 3]})
+    c = coordinator(profile, clu, group_records(GID, 100, [m], {"m": {foo: [1, 2, 3]}}, assignment_timestamp=12345))
+    return c, foo
+
+
+def _epoch_validation(c, foo, instance=None):
+    kw = dict(topics=["foo", "bar"], rebalance_ms=5000, instance=instance)
+    assert hb(c, "m", 200, **kw).error_code == E.fenced_member_epoch   # ahead of the coordinator
+    assert hb(c, "m", 50, **kw).error_code == E.fenced_member_epoch    # behind it
+    assert hb(c, "m", 99, **kw).error_code == E.fenced_member_epoch    # previous epoch, no partitions
+    # The previous epoch with a subset of the partitions: the answer that moved it was lost.
+    assert hb(c, "m", 99, owned={foo: [1, 2]}, **kw).member_epoch == 100
+
+
+def test_consumer_group_member_epoch_validation(profile, mock_assignor):
+    _epoch_validation(*_member_at_100(profile))
+
+
+def test_consumer_group_member_epoch_validation_for_static_member(profile, mock_assignor):
+    _epoch_validation(*_member_at_100(profile, instance="m"), instance="m")
+
+
+# ---------------------------------------------------------------------------------------
+# KAFKA-19233: a member rejoining with epoch 0 and its own id gets its state back
+
+def _one_member(profile, state, epoch, group_epoch, target, assigned, pending=(), others=lambda foo: []):
+    clu = cluster(foo=3)
+    foo = clu.topic_id("foo")
+    m = member("m", epoch=epoch, previous=epoch - 1, state=state, topics=["foo"], rebalance_ms=5000,
+               assigned={foo: assigned}, pending={foo: list(pending)}, assigned_epoch=11)
+    members, targets = [m, *others(foo)], {"m": {foo: target}}
+    targets.update({o.member_id: {} for o in members[1:]})
+    records = group_records(GID, group_epoch, members, targets, metadata_hash=group_hash(clu, "foo"),
+                            assignment_timestamp=12345)
+    return coordinator(profile, clu, records), foo
+
+
+def test_member_can_rejoin_with_epoch_zero_in_stable_state(profile, mock_assignor):
+    c, foo = _one_member(profile, STABLE, 100, 100, [0, 1, 2], [0, 1, 2])
+    # (assigned at epoch 100 in Kafka's test; the epoch of a kept partition does not show here)
+    pos = c.position
+    r = join(c, "m", topics=["foo"])
+    assert answer(r) == ok("m", 100, {foo: [0, 1, 2]})
+    assert written(c, pos) == []                       # nothing bumped, nothing written
+
+
+def test_member_can_rejoin_with_epoch_zero_in_unrevoked_partitions_state(profile, mock_assignor):
+    c, foo = _one_member(profile, UNREVOKED, 100, 101, [0, 1], [0, 1], pending=[2])
+    r = join(c, "m", topics=["foo"])
+    assert answer(r) == ok("m", 101, {foo: [0, 1]})
+    assert consumer_group(c).group_epoch == 101
+
+
+def test_member_can_rejoin_with_epoch_zero_in_unreleased_partitions_state(profile, mock_assignor):
+    c, foo = _one_member(profile, UNRELEASED, 100, 100, [0, 1, 2], [0])
+    r = join(c, "m", topics=["foo"])
+    assert answer(r) == ok("m", 100, {foo: [0, 1, 2]})
+    assert consumer_group(c).group_epoch == 100
+
+
+def _full(c, member_id, epoch, owned):
+    return hb(c, member_id, epoch, topics=["foo"], rebalance_ms=5000, assignor="range", owned=owned)
+
+
+def _duplicate(c, member_id, epoch, owned, expected, state_after):
+    first = _full(c, member_id, epoch, owned)
+    assert answer(first) == expected
+    pos = c.position
+    again = _full(c, member_id, epoch, owned)
+    assert answer(again) == answer(first) and written(c, pos) == []
+    assert consumer_group(c).members[member_id].state == state_after
+
+
+def test_duplicate_full_heartbeat_in_stable_state(profile, mock_assignor):
+    c, foo = _one_member(profile, STABLE, 100, 100, [0, 1, 2], [0, 1, 2])
+    _duplicate(c, "m", 100, {foo: [0, 1, 2]}, ok("m", 100, {foo: [0, 1, 2]}), STABLE)
+
+
+def test_duplicate_full_heartbeat_in_unrevoked_partitions_state(profile, mock_assignor):
+    c, foo = _one_member(profile, UNREVOKED, 100, 101, [0, 1], [0, 1], pending=[2])
+    _duplicate(c, "m", 100, {foo: [0, 1, 2]}, ok("m", 100, {foo: [0, 1]}), UNREVOKED)
+
+
+def test_duplicate_full_heartbeat_in_unreleased_partitions_state(profile, mock_assignor):
+    def m2(foo):
+        return [member("m2", epoch=99, previous=98, state=UNREVOKED, topics=["foo"], rebalance_ms=5000,
+                       pending={foo: [1, 2]}, assigned_epoch=11)]
+    c, foo = _one_member(profile, UNRELEASED, 100, 100, [0, 1, 2], [0], others=m2)
+    _duplicate(c, "m", 100, {foo: [0]}, ok("m", 100, {foo: [0]}), UNRELEASED)
+
+
+def test_duplicate_full_heartbeat_with_revocation_ack(profile, mock_assignor):
+    c, foo = _one_member(profile, UNREVOKED, 100, 101, [0, 1], [0, 1], pending=[2])
+    _duplicate(c, "m", 100, {foo: [0, 1]}, ok("m", 101, {foo: [0, 1]}), STABLE)
+
+
+# ---------------------------------------------------------------------------------------
+# Epochs and records
+
+def test_member_joins_empty_consumer_group(profile, mock_assignor):
+    c = coordinator(profile)
+    foo, bar = tid(c, "foo"), tid(c, "bar")
+    target = {foo: range(6), bar: range(3)}
+    mock_assignor.prepare({"m": target})
+    assert "fooup" not in c.groups
+    r = join(c, "m", assignor="range")
+    # KAFKA-20268: the group is created at epoch 1, so its first assignment is epoch 2.
+    assert answer(r) == ok("m", 2, target)
+    expected = member("m", epoch=2, previous=0, rebalance_ms=5000, assigned=target)
+    assert written(c, 0) == [
+        G.member_record(GID, expected),
+        G.group_epoch_record(GID, 2, group_hash(c.cluster, "foo", "bar")),
+        G.target_member_record(GID, "m", {foo: frozenset(range(6)), bar: frozenset(range(3))}),
+        G.target_epoch_record(GID, 2, c.now()),
+        G.current_assignment_record(GID, expected)]
+
+
+def test_updating_subscription_triggers_new_target_assignment(profile, mock_assignor):
+    clu = cluster(foo=6, bar=3)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m = member("m", topics=["foo"], assigned={foo: range(6)})
+    c = coordinator(profile, clu, group_records(GID, 10, [m], {"m": {foo: range(6)}},
+                                                metadata_hash=group_hash(clu, "foo")))
+    mock_assignor.prepare({"m": {foo: range(6), bar: range(3)}})
+    pos = c.position
+    r = hb(c, "m", 10, topics=["foo", "bar"])
+    assert answer(r) == ok("m", 11, {foo: range(6), bar: range(3)})
+    expected = m.replace(subscribed_topic_names=frozenset({"foo", "bar"}), member_epoch=11, previous_member_epoch=10,
+                         assigned_partitions={foo: dict.fromkeys(range(6), 10), bar: dict.fromkeys(range(3), 11)})
+    assert written(c, pos) == [
+        G.member_record(GID, expected), G.group_epoch_record(GID, 11, group_hash(clu, "foo", "bar")),
+        G.target_member_record(GID, "m", {foo: frozenset(range(6)), bar: frozenset(range(3))}),
+        G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, expected)]
+
+
+def _new_member_joins(profile, mock_assignor, instance=None):
+    c, foo, bar = two_member_group(profile, instances=("m1", "m2") if instance else (None, None))
+    targets = {"m1": {foo: [0, 1], bar: [0]}, "m2": {foo: [2, 3], bar: [1]}, "m3": {foo: [4, 5], bar: [2]}}
+    mock_assignor.prepare(targets)
+    pos = c.position
+    r = join(c, "m3", assignor="range", instance="m3" if instance else None)
+    assert answer(r) == ok("m3", 11, {})
+    m3 = member("m3", epoch=11, previous=0, state=UNRELEASED, rebalance_ms=5000, instance="m3" if instance else None)
+    got = written(c, pos)
+    assert got[:2] == [G.member_record(GID, m3), G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar"))]
+    # Kafka compares the target records in any order (assertUnorderedRecordsEquals)
+    assert sorted(got[2:5], key=lambda r: r.key.member_id) == [
+        G.target_member_record(GID, m, {t: frozenset(ps) for t, ps in a.items()}) for m, a in sorted(targets.items())]
+    assert got[5:] == [G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, m3)]
+
+
+def test_new_joining_member_triggers_new_target_assignment(profile, mock_assignor):
+    _new_member_joins(profile, mock_assignor)
+
+
+def test_group_epoch_bump_when_new_static_member_joins(profile, mock_assignor):
+    _new_member_joins(profile, mock_assignor, instance=True)
+
+
+def _leave(profile, instance):
+    c, foo, bar = two_member_group(profile, instances=("m1", "m2") if instance else (None, None),
+                                   m2_topics=("foo", "bar", "zar"))
+    pos = c.position
+    r = hb(c, "m2", -1, instance="m2" if instance else None, topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert answer(r) == (E.none, "m2", -1, 0, None)
+    # The group's metadata hash is recomputed without zar. The group is not empty: no
+    # target-assignment-metadata record (KAFKA-20442 writes one only when it empties).
+    assert written(c, pos) == [G.current_assignment_tombstone(GID, "m2"), G.target_member_tombstone(GID, "m2"),
+                               G.member_tombstone(GID, "m2"),
+                               G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar"))]
+
+
+def test_leaving_member_bumps_group_epoch(profile, mock_assignor):
+    _leave(profile, instance=False)
+
+
+def test_leaving_static_member_bumps_group_epoch(profile, mock_assignor):
+    _leave(profile, instance=True)
+
+
+def test_no_group_epoch_bump_when_static_member_temporarily_leaves(profile, mock_assignor):
+    c, foo, bar = two_member_group(profile, instances=("m1", "m2"))
+    m2 = consumer_group(c).members["m2"]
+    pos = c.position
+    r = hb(c, "m2", -2, instance="m2", topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert answer(r) == (E.none, "m2", -2, 0, None)
+    # Kafka resets the partitions' assignment epochs to 0 (resetAssignedPartitionsEpochsToZero).
+    leaving = m2.replace(member_epoch=-2, assigned_partitions={foo: dict.fromkeys([3, 4, 5], 0), bar: {2: 0}})
+    assert written(c, pos) == [G.current_assignment_record(GID, leaving)]
+
+
+def test_static_member_gets_back_assignment_upon_rejoin(profile, mock_assignor):
+    c, foo, bar = two_member_group(profile, instances=("m1", "m2"))
+    hb(c, "m2", -2, instance="m2", topics=["foo", "bar"], owned={})
+    pos = c.position
+    r = join(c, "m2b", instance="m2", assignor="range")
+    assert answer(r) == ok("m2b", 10, {foo: [3, 4, 5], bar: [2]})
+    copied = member("m2b", epoch=0, previous=0, instance="m2", rebalance_ms=5000,
+                    assigned={foo: [3, 4, 5], bar: [2]}, assigned_epoch=0)
+    assert written(c, pos) == [
+        G.current_assignment_tombstone(GID, "m2"), G.target_member_tombstone(GID, "m2"), G.member_tombstone(GID, "m2"),
+        G.member_record(GID, copied), G.target_member_record(GID, "m2b", {foo: frozenset({3, 4, 5}), bar: frozenset({2})}),
+        G.current_assignment_record(GID, copied),
+        G.current_assignment_record(GID, copied.replace(member_epoch=10))]
+    assert timeout_of(c, session_key(GID, "m2")) is None and timeout_of(c, rebalance_key(GID, "m2")) is None
+
+
+def test_static_member_rejoins_with_new_subscribed_topics(profile, mock_assignor):
+    clu = cluster(foo=6, bar=3)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1 = member("m1", instance="i1", topics=["foo"], rebalance_ms=5000, assigned={foo: [0, 1, 2]})
+    m2 = member("m2", instance="i2", topics=["foo"], rebalance_ms=5000, assigned={foo: [3, 4, 5]})
+    c = coordinator(profile, clu, group_records(GID, 10, [m1, m2], {"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}},
+                                                metadata_hash=group_hash(clu, "foo")))
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2]}, "m2b": {foo: [3, 4, 5], bar: [0, 1, 2]}})
+    assert answer(hb(c, "m2", -2, instance="i2")) == (E.none, "m2", -2, 0, None)
+    pos = c.position
+    r = join(c, "m2b", instance="i2", assignor="range")
+    assert answer(r) == ok("m2b", 11, {foo: [3, 4, 5], bar: [0, 1, 2]})
+    copied = member("m2b", epoch=0, previous=0, instance="i2", topics=["foo"], rebalance_ms=5000,
+                    assigned={foo: [3, 4, 5]}, assigned_epoch=0)
+    rejoined = copied.replace(subscribed_topic_names=frozenset({"foo", "bar"}), member_epoch=11,
+                              assigned_partitions={foo: dict.fromkeys([3, 4, 5], 0), bar: dict.fromkeys(range(3), 11)})
+    assert written(c, pos) == [
+        G.current_assignment_tombstone(GID, "m2"), G.target_member_tombstone(GID, "m2"), G.member_tombstone(GID, "m2"),
+        G.member_record(GID, copied), G.target_member_record(GID, "m2b", {foo: frozenset({3, 4, 5})}),
+        G.current_assignment_record(GID, copied),
+        G.member_record(GID, rejoined), G.group_epoch_record(GID, 11, group_hash(clu, "foo", "bar")),
+        G.target_member_record(GID, "m2b", {foo: frozenset({3, 4, 5}), bar: frozenset(range(3))}),
+        G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, rejoined)]
+
+
+# ---------------------------------------------------------------------------------------
+# Static member errors
+
+def _one_static(profile):
+    clu = cluster(foo=6)
+    foo = clu.topic_id("foo")
+    m1 = member("m1", instance="m1", assigned={foo: [0, 1, 2]})
+    return coordinator(profile, clu, group_records(GID, 10, [m1], {"m1": {foo: [0, 1, 2]}},
+                                                   metadata_hash=group_hash(clu, "foo")))
+
+
+def test_should_thrown_unreleased_instance_id_exception_when_new_member_joins_with_in_use_instance_id(profile, mock_assignor):
+    assert join(_one_static(profile), "m2", instance="m1", assignor="range").error_code == E.unreleased_instance_id
+
+
+def test_should_thrown_unknown_member_id_exception_when_unknown_static_member_joins(profile, mock_assignor):
+    r = hb(_one_static(profile), "m2", 10, instance="m2", topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.unknown_member_id
+
+
+def test_should_throw_fenced_instance_id_exception_when_static_member_with_different_member_id_joins(profile, mock_assignor):
+    r = hb(_one_static(profile), "unknown-m1", 11, instance="m1", topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.fenced_instance_id
+
+
+def test_should_throw_unknown_member_id_exception_when_unknown_static_member_leaves(profile, mock_assignor):
+    r = hb(_one_static(profile), "m1", -2, instance="unknown-m1", topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.unknown_member_id
+
+
+def test_should_throw_fenced_instance_id_exception_when_static_member_with_different_member_id_leaves(profile, mock_assignor):
+    r = hb(_one_static(profile), "unknown-m1", -2, instance="m1", topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.fenced_instance_id
+
+
+# ---------------------------------------------------------------------------------------
+# Responses and reconciliation
+
+def test_consumer_group_heartbeat_full_response(profile, mock_assignor):
+    c = coordinator(profile, cluster(foo=2))
+    foo = tid(c, "foo")
+    mock_assignor.prepare({"m": {foo: [0, 1]}})
+    assert answer(join(c, "m", assignor="range")) == ok("m", 2, {foo: [0, 1]})       # full on joining
+    assert answer(hb(c, "m", 2)) == ok("m", 2)                                         # partial otherwise
+    full = dict(rebalance_ms=5000, assignor="range", owned={})
+    assert answer(hb(c, "m", 2, topics=["foo", "bar"], **full)) == ok("m", 2, {foo: [0, 1]})
+    assert answer(hb(c, "m", 2, regex="foo.*", **full)) == ok("m", 2, {foo: [0, 1]})
+
+
+def test_reconciliation_process(profile, mock_assignor):
+    c, foo, bar = two_member_group(profile)
+    g = consumer_group(c)
+    mock_assignor.prepare({"m1": {foo: [0, 1], bar: [0]}, "m2": {foo: [2, 3], bar: [2]}, "m3": {foo: [4, 5], bar: [1]}})
+    assert g.state == "Stable"
+    r = join(c, "m3", assignor="range")
+    assert answer(r) == ok("m3", 11, {})
+    assert written(c, c.position - 1) == [G.current_assignment_record(GID, member(
+        "m3", epoch=11, previous=0, state=UNRELEASED, rebalance_ms=5000))]
+    assert g.state == "Reconciling"
+
+    def step(member_id, epoch, expected, record=None, owned=None):
+        pos = c.position
+        assert answer(hb(c, member_id, epoch, owned=owned)) == expected
+        got = written(c, pos)
+        if record is None:
+            assert got == []
+        else:
+            assert [(r.value.member_epoch, r.value.previous_member_epoch, MemberState(r.value.state)) for r in got] \
+                == [record[:3]]
+            assert G.current_assignment_record(GID, g.members[member_id]) == got[0]
+            assert {t: dict(ps) for t, ps in g.members[member_id].assigned_partitions.items()} == record[3]
+
+    step("m1", 10, ok("m1", 10, {foo: [0, 1], bar: [0]}), (10, 10, UNREVOKED, {foo: {0: 10, 1: 10}, bar: {0: 10}}))
+    step("m2", 10, ok("m2", 10, {foo: [3], bar: [2]}), (10, 10, UNREVOKED, {foo: {3: 10}, bar: {2: 10}}))
+    step("m3", 11, ok("m3", 11), (11, 11, UNRELEASED, {}))
+    step("m1", 10, ok("m1", 11), (11, 10, STABLE, {foo: {0: 10, 1: 10}, bar: {0: 10}}), owned={foo: [0, 1], bar: [0]})
+    step("m2", 10, ok("m2", 10))                                        # no ack yet: nothing moves
+    step("m3", 11, ok("m3", 11, {bar: [1]}), (11, 11, UNRELEASED, {bar: {1: 11}}))
+    step("m3", 11, ok("m3", 11))
+    step("m2", 10, ok("m2", 11, {foo: [2, 3], bar: [2]}), (11, 10, STABLE, {foo: {2: 11, 3: 10}, bar: {2: 10}}),
+         owned={foo: [3], bar: [2]})
+    assert g.state == "Reconciling"
+    step("m3", 11, ok("m3", 11, {foo: [4, 5], bar: [1]}), (11, 11, STABLE, {foo: {4: 11, 5: 11}, bar: {1: 11}}),
+         owned={bar: [1]})
+    assert g.state == "Stable"
+
+
+def test_new_member_is_rejected_with_maximum_members_is_reached(profile, mock_assignor):
+    c, foo, bar = two_member_group(profile, group_consumer_max_size=2)
+    assert join(c, "m3", assignor="range").error_code == E.group_max_size_reached
+
+
+def test_consumer_group_states(profile, mock_assignor):
+    clu = cluster(foo=6)
+    foo = clu.topic_id("foo")
+    c = coordinator(profile, clu, group_records(GID, 10))
+    assert consumer_group(c).state == "Empty"
+    # Kafka replays one record after the other; here each step loads the log so far.
+    c2 = coordinator(profile, clu, group_records(GID, 10) + [
+        G.member_record(GID, member("m", epoch=0, previous=0, topics=["foo"], assignor=None)),
+        G.group_epoch_record(GID, 11, group_hash(clu, "foo"))])
+    assert consumer_group(c2).state == "Assigning"
+    c3 = coordinator(profile, clu, written(c2, 0) + [G.target_member_record(GID, "m", {foo: frozenset({1, 2, 3})}),
+                                                     G.target_epoch_record(GID, 11, 12345)])
+    assert consumer_group(c3).state == "Reconciling"
+    unrevoked = member("m", epoch=11, previous=10, state=UNREVOKED, topics=["foo"], assignor=None,
+                       assigned={foo: [1, 2, 3]}, assigned_epoch=10)
+    c4 = coordinator(profile, clu, written(c3, 0) + [G.current_assignment_record(GID, unrevoked)])
+    assert consumer_group(c4).state == "Reconciling"
+    c5 = coordinator(profile, clu, written(c4, 0) + [G.current_assignment_record(GID, unrevoked.replace(state=STABLE))])
+    assert consumer_group(c5).state == "Stable"
+
+
+def test_partition_assignor_exception_on_regular_heartbeat(profile, mock_assignor):
+    c = coordinator(profile)
+    mock_assignor.prepare({"not-a-member": {}})        # kgroup's fixed assignor fails on it
+    r = join(c, "m1", assignor="range")
+    assert r.error_code == E.unknown_server_error and c.position == 0
+
+
+def test_subscription_metadata_refreshed_after_group_is_loaded(profile, mock_assignor):
+    clu = cluster(foo=3)
+    foo = clu.topic_id("foo")
+    m = member("m", previous=10, rebalance_ms=-1, assigned={foo: [0, 1, 2]})
+    records = group_records(GID, 10, [m], {"m": {foo: [0, 1, 2]}}, metadata_hash=group_hash(clu, "foo"))
+    clu.increase_partitions("foo", 6)                # the hash stored is foo's with 3 partitions
+    c = coordinator(profile, clu, records)
+    mock_assignor.prepare({"m": {foo: range(6)}})
+    r = hb(c, "m", 10)
+    assert answer(r) == ok("m", 11, {foo: range(6)})
+    expected = m.replace(member_epoch=11, previous_member_epoch=10,
+                         assigned_partitions={foo: {0: 10, 1: 10, 2: 10, 3: 11, 4: 11, 5: 11}})
+    assert written(c, len(records)) == [
+        G.group_epoch_record(GID, 11, group_hash(clu, "foo")), G.target_member_record(GID, "m", {foo: frozenset(range(6))}),
+        G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, expected)]
+
+
+# ---------------------------------------------------------------------------------------
+# Timers (KAFKA-20442: an emptied group levels its assignment epoch)
+
+def _join_alone(profile, mock_assignor, instance=None):
+    c = coordinator(profile)
+    foo = tid(c, "foo")
+    mock_assignor.prepare({"m": {foo: range(6)}})
+    r = join(c, "m", topics=["foo"], rebalance_ms=90_000, instance=instance)
+    assert r.member_epoch == 2 and timeout_of(c, session_key(GID, "m")) == SESSION_TIMEOUT_MS
+    return c
+
+
+def _expired_to_empty(c, epoch):
+    pos = c.position
+    c.advance(SESSION_TIMEOUT_MS + 1)
+    assert written(c, pos) == [G.current_assignment_tombstone(GID, "m"), G.target_member_tombstone(GID, "m"),
+                               G.member_tombstone(GID, "m"), G.group_epoch_record(GID, epoch, 0),
+                               G.target_epoch_record(GID, epoch, 0)]
+    assert timeout_of(c, session_key(GID, "m")) is None and timeout_of(c, rebalance_key(GID, "m")) is None
+    g = consumer_group(c)
+    assert (g.state, g.group_epoch, g.assignment_epoch) == ("Empty", epoch, epoch)
+
+
+def test_session_timeout_lifecycle(profile, mock_assignor):
+    c = _join_alone(profile, mock_assignor)
+    c.advance(5000)
+    assert hb(c, "m", 2).member_epoch == 2 and timeout_of(c, session_key(GID, "m")) == SESSION_TIMEOUT_MS
+    c.advance(5000)
+    assert hb(c, "m", -1).member_epoch == -1
+    assert timeout_of(c, session_key(GID, "m")) is None and timeout_of(c, rebalance_key(GID, "m")) is None
+
+
+def test_session_timeout_expiration(profile, mock_assignor):
+    _expired_to_empty(_join_alone(profile, mock_assignor), 3)
+
+
+def test_session_timeout_expiration_static_member(profile, mock_assignor):
+    c = _join_alone(profile, mock_assignor, instance="m")
+    r = hb(c, "m", -2, instance="m", topics=["foo"], rebalance_ms=90_000, owned={})
+    assert r.member_epoch == -2 and timeout_of(c, session_key(GID, "m")) == SESSION_TIMEOUT_MS
+    _expired_to_empty(c, 3)
+
+
+def _two_joined(profile, mock_assignor, rebalance_ms):
+    c = coordinator(profile, cluster(foo=3))
+    foo = tid(c, "foo")
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2]}})
+    assert answer(join(c, "m1", topics=["foo"], rebalance_ms=rebalance_ms)) == ok("m1", 2, {foo: [0, 1, 2]})
+    c.advance(5000)
+    mock_assignor.prepare({"m1": {foo: [0, 1]}, "m2": {foo: [2]}})
+    assert answer(join(c, "m2", topics=["foo"], rebalance_ms=rebalance_ms)) == ok("m2", 3, {})
+    c.advance(5000)
+    return c, foo
+
+
+def test_rebalance_timeout_lifecycle(profile, mock_assignor):
+    c, foo = _two_joined(profile, mock_assignor, 180_000)
+    r = hb(c, "m1", 2, rebalance_ms=12_000, topics=["foo"])
+    assert answer(r) == ok("m1", 2, {foo: [0, 1]}) and timeout_of(c, rebalance_key(GID, "m1")) == 12_000
+    c.advance(5000)
+    assert answer(hb(c, "m1", 2, owned={foo: [0, 1]})) == ok("m1", 3)
+    assert timeout_of(c, rebalance_key(GID, "m1")) is None
+
+
+def test_rebalance_timeout_expiration(profile, mock_assignor):
+    c, foo = _two_joined(profile, mock_assignor, 10_000)
+    assert answer(hb(c, "m1", 2)) == ok("m1", 2, {foo: [0, 1]})
+    pos = c.position
+    c.advance(10_001)
+    fenced = [r for r in written(c, pos) if getattr(r.key, "member_id", "m1") == "m1"]
+    assert fenced == [G.current_assignment_tombstone(GID, "m1"), G.target_member_tombstone(GID, "m1"),
+                      G.member_tombstone(GID, "m1"), G.group_epoch_record(GID, 4, group_hash(c.cluster, "foo"))]
+    assert timeout_of(c, session_key(GID, "m1")) is None and timeout_of(c, rebalance_key(GID, "m1")) is None
+
+
+# ---------------------------------------------------------------------------------------
+# Describe, classic groups, regular expressions
+
+def test_consumer_group_describe_with_errors(profile, mock_assignor):
+    c = coordinator(profile)
+    d = c.handle(request("ConsumerGroupDescribe", 1, group_ids=["groupId"], include_authorized_operations=False))
+    assert (d.groups[0].error_code, d.groups[0].error_message) == (E.group_id_not_found, "Group groupId not found.")
+
+
+def test_consumer_group_heartbeat_with_empty_classic_group(profile, mock_assignor):
+    from tests.kgroup_testing import join_until_member_id, leave
+    c = coordinator(profile)
+    joined = join_until_member_id(c, "classic-group-id")
+    c.advance(3001)                                   # the initial rebalance delay ends the join phase
+    leave(c, "classic-group-id", (joined.response.member_id, None))
+    assert c.groups["classic-group-id"].is_empty()
+    pos = c.position
+    r = join(c, "m", group="classic-group-id", assignor="range")
+    assert r.error_code == E.none
+    expected = member("m", epoch=2, previous=0, rebalance_ms=5000)
+    got = written(c, pos)
+    assert isinstance(got[0], R.GroupMetadata) and got[0].value is None
+    # (Kafka's test subscribes to topics its image lacks, hash 0; here foo and bar exist)
+    assert got[1:] == [G.member_record("classic-group-id", expected),
+                       G.group_epoch_record("classic-group-id", 2, group_hash(c.cluster, "foo", "bar")),
+                       G.target_member_record("classic-group-id", "m", {}),
+                       G.target_epoch_record("classic-group-id", 2, c.now()),
+                       G.current_assignment_record("classic-group-id", expected)]
+    assert str(c.groups["classic-group-id"].type) == "consumer"
+
+
+def test_consumer_group_member_joins_with_regex_and_updates_it_before_resolution_completed(profile, mock_assignor):
+    c = coordinator(profile)
+    r = hb(c, "m1", 0, regex="foo*", assignor="range", rebalance_ms=5000, owned={})
+    # The new group stays at epoch 1 until the regex is resolved: no group or target records.
+    assert answer(r) == ok("m1", 1, {})
+    expected = member("m1", epoch=1, previous=0, topics=(), regex="foo*", rebalance_ms=5000)
+    assert [rec for rec in written(c, 0) if not isinstance(rec, R.ConsumerGroupRegularExpression)][:2] == [
+        G.member_record(GID, expected), G.current_assignment_record(GID, expected)]
+
+
+def test_resolved_regular_expressions_removed_when_members_leave_or_fenced(profile, mock_assignor):
+    clu = cluster(foo=6, bar=3)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1 = member("m1", previous=10, topics=(), regex="foo*", rebalance_ms=5000, assigned={foo: range(6)})
+    m2 = member("m2", previous=10, topics=(), regex="bar*", rebalance_ms=5000, assigned={bar: range(3)})
+    regexes = {"foo*": ResolvedRegularExpression(frozenset({"foo"}), 0, 0),
+               "bar*": ResolvedRegularExpression(frozenset({"bar"}), 0, 0)}
+    c = coordinator(profile, clu, group_records(GID, 10, [m1, m2], {"m1": {foo: range(6)}, "m2": {bar: range(3)}},
+                                                metadata_hash=group_hash(clu, "foo", "bar"), regexes=regexes))
+    pos = c.position
+    assert answer(hb(c, "m1", -1)) == (E.none, "m1", -1, 0, None)
+    assert written(c, pos) == [G.current_assignment_tombstone(GID, "m1"), G.target_member_tombstone(GID, "m1"),
+                               G.member_tombstone(GID, "m1"), G.regex_tombstone(GID, "foo*"),
+                               G.group_epoch_record(GID, 11, group_hash(clu, "bar"))]
+    assert timeout_of(c, session_key(GID, "m2")) == SESSION_TIMEOUT_MS     # set when the group was loaded
+    pos = c.position
+    c.advance(SESSION_TIMEOUT_MS + 1)
+    assert written(c, pos) == [G.current_assignment_tombstone(GID, "m2"), G.target_member_tombstone(GID, "m2"),
+                               G.member_tombstone(GID, "m2"), G.regex_tombstone(GID, "bar*"),
+                               G.group_epoch_record(GID, 12, 0), G.target_epoch_record(GID, 12, 0)]
+
+
+# ---------------------------------------------------------------------------------------
+# Replay of Kafka-written records
+
+def test_replay_consumer_group_metadata(profile, mock_assignor):
+    c = coordinator(profile, records=[G.group_epoch_record("foo", 10, 0)])
+    assert consumer_group(c, "foo").group_epoch == 10
+
+
+def test_replay_consumer_group_metadata_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[R.ConsumerGroupMetadata.tombstone(R.ConsumerGroupMetadataKey(group_id="foo"))])
+    assert "foo" not in c.groups
+
+
+def test_replay_consumer_group_target_assignment_metadata(profile, mock_assignor):
+    g = consumer_group(coordinator(profile, records=[G.target_epoch_record("foo", 10, 12345)]), "foo")
+    assert (g.assignment_epoch, g.assignment_timestamp) == (10, 12345)
+
+
+def test_replay_consumer_group_target_assignment_metadata_tombstone_existing(profile, mock_assignor):
+    tomb = R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id="foo"))
+    g = consumer_group(coordinator(profile, records=[G.target_epoch_record("foo", 10, 12345), tomb]), "foo")
+    assert (g.assignment_epoch, g.assignment_timestamp) == (-1, 0)
+
+
+def test_replay_consumer_group_current_member_assignment_with_compaction(profile, mock_assignor):
+    clu = cluster(foo=2)
+    t = clu.topic_id("foo")
+    c = coordinator(profile, clu, [
+        G.current_assignment_record(GID, member("A", epoch=11, previous=10, topics=(), assigned={t: [0]})),
+        G.current_assignment_record(GID, member("B", epoch=12, previous=11, topics=(), assigned={t: [0]})),
+        G.current_assignment_record(GID, member("A", epoch=13, previous=12, topics=(), assigned={t: [1]}))])
+    g = consumer_group(c)
+    assert (g.current_partition_epoch(t, 0), g.current_partition_epoch(t, 1)) == (12, 13)
