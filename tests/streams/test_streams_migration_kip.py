@@ -12,7 +12,7 @@ from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.clock import ManualClock
 from kgroup.groups.streams import StreamsGroup
 from kgroup.kip_examples import KIP_MIGRATION_LINES, migration_example
-from kgroup.protocol import to_data
+from kgroup.protocol import request, to_data
 from kgroup.protocol.consumer_protocol import Subscription, decode_assignment, encode_subscription
 from kgroup.protocol.streams_protocol import (LATEST_OFFSET, NO_FOLLOWUP_REBALANCE, AssignmentInfo,
                                               SubscriptionInfo, decode_assignment_info, decode_subscription_info,
@@ -132,6 +132,40 @@ def test_c_leaving_converts_back_to_classic_and_deletes_the_streams_records(exam
     assert sorted(set(info.active_tasks)) == [("0", 0), ("0", 3)] and sorted(info.standby_tasks) == [("0", 1), ("0", 5)]
     reloaded = Coordinator.load(example.coordinator.log, cluster=example.coordinator.cluster)
     assert str(reloaded.groups["app"].type) == "classic" and reloaded.groups["app"].generation_id == 25
+
+
+def test_the_conversion_writes_the_classic_tombstone_the_converted_group_then_cs_join(example):
+    # As Kafka converts a classic group to a consumer group (classic tombstone, then the new
+    # group's records: members, epoch, targets, target epoch, current assignments); C's join
+    # then writes a join's records in Kafka's order (member, topology, group metadata, ...).
+    entries = example.scenario.entries(1)
+    names = [type(e.record).__name__ + ("-" if e.record.value is None else "") for e in entries]
+    member, target, current = ("StreamsGroupMemberMetadata", "StreamsGroupTargetAssignmentMember",
+                               "StreamsGroupCurrentMemberAssignment")
+    assert names == ["GroupMetadata-", member, member, "StreamsGroupMetadata", target, target,
+                     "StreamsGroupTargetAssignmentMetadata", current, current,
+                     member, "StreamsGroupTopology", "StreamsGroupMetadata", target, target, target,
+                     "StreamsGroupTargetAssignmentMetadata", current]
+    keyed = [getattr(e.record.key, "member_id", None) for e in entries]
+    assert keyed[1:3] == keyed[7:9] == ["A", "B"] and keyed[9] == keyed[-1] == "C"
+
+
+def test_a_migrated_group_loaded_from_its_log_continues_without_a_bump(example):
+    # Issue 20 item 5 for a migrated group: a coordinator loaded from the log after the follow-up
+    # (all at epoch 25) answers the members' next heartbeats without writing anything.
+    c = example.coordinator
+    end = example.scenario.steps[example.phases["follow-up"][1]].end_position
+    loaded = Coordinator.load(list(c.log)[:end], cluster=c.cluster, profile="kip", config=c.config)
+    g = loaded.groups["app"]
+    assert (g.group_epoch, g.assignment_epoch) == (25, 25)
+    before = loaded.position
+    for name in "AB":
+        r = loaded.handle(request("Heartbeat", 4, group_id="app", generation_id=25, member_id=name,
+                                  group_instance_id=None))
+        assert r.error_code == E.none, name
+    r = shb(loaded, "C", 25)
+    assert (r.error_code, r.member_epoch, r.active_tasks) == (E.none, 25, None)
+    assert loaded.position == before
 
 
 def test_reload_at_every_step_gives_the_live_describe(example):
