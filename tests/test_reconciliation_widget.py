@@ -34,12 +34,12 @@ def test_every_heartbeat_is_a_step_with_its_records_and_the_epochs():
     assert len(view.steps()) == len(heartbeats) and view.index == 0 and view.prev.disabled
     first = view.current
     assert first.consumer == "A" and first.request.startswith("epoch 0, rebalance timeout 300000 ms")
-    assert first.response == "epoch 1, assignment bar 0-1 · foo 0-3"
+    assert first.response == "epoch 2, assignment bar 0-1 · foo 0-3"
     # The records of the step are exactly what that heartbeat appended to the log.
     h = sim.consumer("A").heartbeats[0]
     assert [r["offset"] for r in first.records] == [c.log.entry_at(i).offset
                                                    for i in range(h.start_position, h.end_position)]
-    assert first.records[1]["type"] == "ConsumerGroupMetadata" and '"epoch":1' in first.records[1]["value"]
+    assert first.records[1]["type"] == "ConsumerGroupMetadata" and '"epoch":2' in first.records[1]["value"]
     view.next.click()
     view.next.click()
     assert view.index == 2 and not view.prev.disabled
@@ -48,8 +48,8 @@ def test_every_heartbeat_is_a_step_with_its_records_and_the_epochs():
     # The last step: three members, stable, every partition owned once, epochs lined up.
     view.slider.value = len(view.steps()) - 1
     last = view.current
-    assert last.group_state == "Stable" and last.group_epoch == last.assignment_epoch == 3
-    assert [v.member_epoch for v in last.members] == [3, 3, 3]
+    assert last.group_state == "Stable" and last.group_epoch == last.assignment_epoch == 4
+    assert [v.member_epoch for v in last.members] == [4, 4, 4]
     owners = sorted(tp for v in last.members for tp in v.assigned)
     assert owners == sorted(last.partitions)
     assert view.next.disabled is False   # live: next runs the simulation on
@@ -74,8 +74,8 @@ def test_a_revocation_shows_as_revoking_then_the_new_owner_gets_it():
     # A's ack moves it to the new epoch; B gets the partitions on a later heartbeat.
     view.next.click()
     ack = view.current
-    assert ack.consumer == "A" and ack.request.startswith("epoch 1, owns bar 0-1 · foo 0")
-    assert next(v for v in ack.members if v.name == "A").member_epoch == 2
+    assert ack.consumer == "A" and ack.request.startswith("epoch 2, owns bar 0-1 · foo 0")
+    assert next(v for v in ack.members if v.name == "A").member_epoch == 3
     got = next(s for s in view.steps()[view.index + 1:] if s.consumer == "B" and "assignment foo 1-3" in s.response)
     assert got.time_ms > ack.time_ms
 
@@ -145,7 +145,7 @@ def test_static_text_is_deterministic_and_big_groups_are_aggregated(tmp_path):
         view = ReconciliationView(rec, changes_only=True)
         texts.append("\n\n".join(view.to_text(s) for s in view.steps()))
     assert texts[0] == texts[1] and "o owned, r revoking" in texts[0]
-    assert view.timeline_frame()["group epoch"].tolist()[-1] == 3
+    assert view.timeline_frame()["group epoch"].tolist()[-1] == 4
     svg = save(view.chart(), tmp_path / "grid.svg")
     assert svg.read_text().lstrip().startswith("<svg")
     small = ReconciliationView(rec, max_cells=5)
