@@ -231,8 +231,8 @@ class Coordinator:
         """The group's `__consumer_offsets` partition; NOT_COORDINATOR if not led here."""
         partition = self.partition_for(group_id)
         if partition not in self.hosted_partitions:
-            raise KafkaError(ErrorCode.not_coordinator,
-                             f"group {group_id!r} lives on __consumer_offsets-{partition}, not led here")
+            # what Kafka's runtime answers for a partition it has no context for
+            raise KafkaError(ErrorCode.not_coordinator, "This is not the correct coordinator.")
         return partition
 
     def partition_for(self, group_id: str) -> int:
@@ -617,8 +617,8 @@ def _delete_groups(c: Coordinator, req: Any, version: int) -> Result:
     records, results = [], []
     for group_id in req.groups_names:
         try:
-            if not group_id:
-                raise KafkaError(ErrorCode.invalid_group_id, "the group id is empty")
+            # only a null group id (which the wire cannot carry) is INVALID_GROUP_ID in Kafka;
+            # the empty one is looked up like any other (GroupCoordinatorService.deleteGroups)
             c.check_coordinator(group_id)
             group = c.groups.get(group_id)
             if group is None:

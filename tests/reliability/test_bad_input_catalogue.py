@@ -192,11 +192,12 @@ CASES = [
                                                            "committed_metadata": ""}]}]),
      "topics.0.partitions.0.error_code", E.invalid_producer_id_mapping),
     # -- admin ----------------------------------------------------------------------------
-    ("DescribeGroups empty group id -> INVALID_GROUP_ID",
+    # Kafka looks the empty group id up like any other there (only a null one is INVALID_GROUP_ID)
+    ("DescribeGroups empty group id -> an unknown group (Dead)",
      lambda c: request("DescribeGroups", 5, groups=[""], include_authorized_operations=False),
-     "groups.0.error_code", E.invalid_group_id),
-    ("DeleteGroups empty group id -> INVALID_GROUP_ID",
-     lambda c: request("DeleteGroups", 2, groups_names=[""]), "results.0.error_code", E.invalid_group_id),
+     "groups.0.group_state", "Dead"),
+    ("DeleteGroups empty group id -> GROUP_ID_NOT_FOUND",
+     lambda c: request("DeleteGroups", 2, groups_names=[""]), "results.0.error_code", E.group_id_not_found),
     ("DeleteGroups unknown group -> GROUP_ID_NOT_FOUND",
      lambda c: request("DeleteGroups", 2, groups_names=["nope"]), "results.0.error_code", E.group_id_not_found),
     ("DeleteGroups a group with members -> NON_EMPTY_GROUP",

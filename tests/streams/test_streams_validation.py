@@ -87,10 +87,8 @@ def test_task_sets_must_be_empty_when_joining(profile):
     r = shb(coord(profile), "A", 0, active={"0": [0]})
     assert (r.error_code, r.error_message) == (E.invalid_request, "ActiveTasks must be empty when (re-)joining.")
     r = shb(coord(profile), "A", 0, standby_tasks=None)
-    # kip: non-null and empty; kafka: a null list passes, then "all task lists or none" refuses it
-    expected = {"kip": "StandbyTasks must be empty when (re-)joining.",
-                "kafka": "If one task-type is non-null, all must be non-null."}[profile]
-    assert (r.error_code, r.error_message) == (E.invalid_request, expected)
+    # KIP-1071 and Kafka (throwIfNotEmptyCollection): non-null and empty
+    assert (r.error_code, r.error_message) == (E.invalid_request, "StandbyTasks must be empty when (re-)joining.")
 
 
 def test_topology_required_when_joining(profile):
@@ -112,11 +110,34 @@ def test_topology_only_when_joining_kafka():
     assert (r.error_code, r.error_message) == (E.invalid_request, "Topology can only be provided when (re-)joining.")
 
 
-def test_null_task_lists_on_join_kip_vs_kafka():
-    # KIP-1071: "non-null and empty when joining"; Kafka refuses only non-empty lists.
+def test_null_task_lists_on_join_are_refused(profile):
+    # KIP-1071: "non-null and empty when joining"; Kafka's throwIfNotEmptyCollection refuses null too.
     raw = {"active_tasks": None, "standby_tasks": None, "warmup_tasks": None}
-    assert shb(coord("kip"), "A", 0, raw=raw).error_message == "ActiveTasks must be empty when (re-)joining."
-    assert shb(coord("kafka"), "A", 0, raw=raw).error_code == E.none
+    c = coord(profile)
+    r = shb(c, "A", 0, raw=raw)
+    assert (r.error_code, r.error_message) == (E.invalid_request, "ActiveTasks must be empty when (re-)joining.")
+    assert c.position == 0
+
+
+def test_a_task_entry_without_partitions_is_not_empty_on_join(profile):
+    # Kafka checks the list of TaskIds, not the partitions in it.
+    r = shb(coord(profile), "A", 0, raw={"active_tasks": [{"subtopology_id": "0", "partitions": []}]})
+    assert (r.error_code, r.error_message) == (E.invalid_request, "ActiveTasks must be empty when (re-)joining.")
+
+
+def test_ids_are_blank_as_java_trims_them(profile):
+    # Kafka's throwIfEmptyString uses String.trim(): chars <= U+0020 go, U+00A0 stays.
+    r = shb(coord(profile), "A", 0, group="\x01 \x1f")
+    assert (r.error_code, r.error_message) == (E.invalid_request, "GroupId can't be empty.")
+    r = shb(coord(profile), "A", 0, rack="\x00")
+    assert (r.error_code, r.error_message) == (E.invalid_request, "RackId can't be empty.")
+    assert shb(coord(profile), "A", 0, instance="\xa0").error_code == E.none
+
+
+def test_errors_carry_no_member_id(profile):
+    # Kafka answers a refused heartbeat with only its error code and message.
+    r = shb(coord(profile), "A", -3)
+    assert (r.error_code, r.member_id, r.member_epoch) == (E.invalid_request, "", 0)
 
 
 def test_regex_check_comes_first_kafka():
@@ -143,10 +164,10 @@ def test_task_sets_must_be_disjoint_kip():
 
 def test_task_ids_must_belong_to_the_topology_kip():
     c = coord("kip")
-    r = joined(c)
-    r = shb(c, "A", r.member_epoch, active={"9": [0]}, standby={}, warmup={})
+    epoch = joined(c).member_epoch
+    r = shb(c, "A", epoch, active={"9": [0]}, standby={}, warmup={})
     assert (r.error_code, r.error_message) == (E.invalid_request, "Subtopology 9 does not exist in the topology.")
-    r = shb(c, "A", 1, active={"0": [7]}, standby={}, warmup={})  # orders has 3 partitions
+    r = shb(c, "A", epoch, active={"0": [7]}, standby={}, warmup={})  # orders has 3 partitions
     assert r.error_message == "Task 7 for subtopology 0 is invalid. Number of tasks for this subtopology: 3"
 
 

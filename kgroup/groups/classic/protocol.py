@@ -280,14 +280,16 @@ def _join(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> 
         future.complete(join_data(mid, code))
         return EMPTY
 
+    # GroupCoordinatorService checks the group id and the session timeout before the runtime
+    # routes the request; a partition not led here fails there, answered with no member id
     if not group_id:
         return fail(ErrorCode.invalid_group_id)
+    if not c.config["group.min.session.timeout.ms"] <= session_ms <= c.config["group.max.session.timeout.ms"]:
+        return fail(ErrorCode.invalid_session_timeout)
     try:
         c.check_coordinator(group_id)
     except KafkaError as e:
-        return fail(e.code)
-    if not c.config["group.min.session.timeout.ms"] <= session_ms <= c.config["group.max.session.timeout.ms"]:
-        return fail(ErrorCode.invalid_session_timeout)
+        return fail(e.code, "")
 
     existing = c.groups.get(group_id)
     if existing is not None and not isinstance(existing, ClassicGroup):
@@ -603,6 +605,10 @@ def _leave(c: "Coordinator", group_id: str, identities: list[tuple[str, str | No
     try:
         group, other = _member_group(c, group_id, "classic_leave")
     except KafkaError as e:
+        if e.code == ErrorCode.unknown_member_id:
+            # no such group: GroupCoordinatorService answers every member UNKNOWN_MEMBER_ID
+            return ErrorCode.none, [{"member_id": m, "group_instance_id": i, "error_code": e.code}
+                                    for m, i in identities], EMPTY
         return e.code, [], EMPTY
     if other is not None:
         return other(c, identities)
@@ -659,8 +665,8 @@ def describe_group(c: "Coordinator", group_id: str, version: int = 6) -> dict:
     """One DescribedGroup, as DescribeGroups answers it."""
     base = {"group_id": group_id, "error_code": ErrorCode.none, "error_message": None, "group_state": "",
             "protocol_type": "", "protocol_data": "", "members": [], "authorized_operations": -2147483648}
-    if not group_id:
-        return {**base, "error_code": ErrorCode.invalid_group_id}
+    # Kafka describes the empty group id like any other (only a null one, which the wire
+    # cannot carry, is INVALID_GROUP_ID): GroupCoordinatorService.describeGroups
     try:
         c.check_coordinator(group_id)
     except KafkaError as e:

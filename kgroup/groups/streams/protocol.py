@@ -69,8 +69,13 @@ class Fenced(KafkaError):
 # ---------------------------------------------------------------------------------------
 # Validation (KIP-1071 "Request Validation"; Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid)
 
+#: what Java's String.trim() strips: every char <= U+0020 (Python's strip() differs both ways)
+_TRIMMED = "".join(chr(i) for i in range(33))
+
+
 def _blank(v: str | None) -> bool:
-    return v is not None and v.strip() == ""
+    # Kafka's throwIfEmptyString: set, and nothing left once trimmed as Java trims
+    return v is not None and v.strip(_TRIMMED) == ""
 
 
 def _invalid(message: str) -> KafkaError:
@@ -90,9 +95,9 @@ def validate_request(c: "Coordinator", req: Any) -> None:
     if not c.profile.streams_source_topic_regex and req.topology is not None \
             and any(sub.source_topic_regex for sub in req.topology.subtopologies):
         raise _invalid("Regular expressions for source topics are not supported yet.")
-    if not req.member_id.strip() and (not kip or epoch != 0):
+    if _blank(req.member_id) and (not kip or epoch != 0):
         raise _invalid("MemberId can't be empty.")
-    if not req.group_id.strip():
+    if _blank(req.group_id):
         raise _invalid("GroupId can't be empty.")
     if _blank(req.instance_id):
         raise _invalid("InstanceId can't be empty.")
@@ -107,8 +112,9 @@ def validate_request(c: "Coordinator", req: Any) -> None:
         for name, field in (("active_tasks", "ActiveTasks"), ("standby_tasks", "StandbyTasks"),
                             ("warmup_tasks", "WarmupTasks")):
             tasks = getattr(req, name)
-            # KIP-1071: non-null and empty; Kafka: only non-empty lists are refused.
-            if (tasks is None and kip) or _tasks(tasks):
+            # KIP-1071 and Kafka's throwIfNotEmptyCollection: a non-null, empty list (an
+            # entry with no partitions makes it non-empty)
+            if tasks is None or len(tasks) > 0:
                 raise _invalid(f"{field} must be empty when (re-)joining.")
         if req.topology is None:
             raise _invalid("Topology must be non-null when (re-)joining.")
@@ -309,7 +315,7 @@ def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopolog
 
 def _error(e: KafkaError, req: Any) -> dict:
     return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None,
-            "member_id": req.member_id, "member_epoch": 0, "heartbeat_interval": 0,
+            "member_id": "", "member_epoch": 0, "heartbeat_interval": 0,
             "acceptable_recovery_lag": 0, "task_offset_interval": 0, "status": None, "active_tasks": None,
             "standby_tasks": None, "warmup_tasks": None, "endpoint_information_epoch": 0,
             "partitions_by_user_endpoint": None}
@@ -319,6 +325,7 @@ def _error(e: KafkaError, req: Any) -> dict:
 def streams_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
     try:
         validate_request(c, req)
+    # Kafka answers an error with only its code and message: MemberId keeps its default ""
         c.check_coordinator(req.group_id)
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return leave(c, req)
@@ -712,7 +719,7 @@ def leave(c: "Coordinator", req: Any) -> Result:
     group = streams_group(c, req.group_id)
     member_id, epoch = req.member_id, req.member_epoch
     response = _error(KafkaError(ErrorCode.none), req)
-    response.update(error_message=None, member_epoch=epoch)
+    response.update(error_message=None, member_id=member_id, member_epoch=epoch)
     if req.shutdown_application:
         group.shutdown_requested_by = member_id
     if req.instance_id is None:
@@ -844,7 +851,7 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
             "authorized_operations": -2147483648}
     try:
         if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, "The group id can't be empty.")
+            raise KafkaError(ErrorCode.invalid_group_id, None)  # Kafka sets no message here
         c.check_coordinator(group_id)
         group = streams_group(c, group_id)
     except KafkaError as e:
