@@ -39,7 +39,9 @@ from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
 from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
+from .migration import convert_to_consumer_group, maybe_downgrade
 from .reconciliation import reconcile
+from .timers import cancel_timers, rebalance_key, session_key
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -50,14 +52,6 @@ CONSUMER_GROUP_DESCRIBE = 69
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 #: `ConsumerGroupHeartbeat` v1 requires the client to generate its member id (KIP-1082).
 CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
-
-
-def session_key(group_id: str, member_id: str) -> str:
-    return f"consumer-session-{group_id}-{member_id}"
-
-
-def rebalance_key(group_id: str, member_id: str) -> str:
-    return f"consumer-rebalance-{group_id}-{member_id}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -167,8 +161,10 @@ def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool, rec
         if group.is_empty():
             records += group.tombstones()
             return ConsumerGroup(group_id)
-        from .migration import convert_to_consumer_group
-        return convert_to_consumer_group(c, group, records)
+        consumer = convert_to_consumer_group(c, group, records)
+        for m in consumer.members.values():
+            schedule_session_timeout(c, group_id, m.member_id, m.classic_member_metadata.session_timeout_ms)
+        return consumer
     raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
 
 
@@ -587,7 +583,6 @@ def fence_members(c: "Coordinator", group: ConsumerGroup, members: list[Consumer
     classic-protocol members would remain: KIP-848 online downgrade)."""
     if not members:
         return Result(response)
-    from .migration import maybe_downgrade
     downgrade = maybe_downgrade(c, group, members, response)
     if downgrade is not None:
         return downgrade
@@ -618,12 +613,6 @@ def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str, reason: 
         return None
     group.last_fence_reason = reason
     return fence_members(c, group, [group.members[member_id]], None)
-
-
-def cancel_timers(c: "Coordinator", group_id: str, member_id: str) -> None:
-    for key in (session_key(group_id, member_id), rebalance_key(group_id, member_id),
-                f"consumer-join-{group_id}-{member_id}", f"consumer-sync-{group_id}-{member_id}"):
-        c.timers.cancel(key)
 
 
 def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
