@@ -84,13 +84,14 @@ def replay_group_tombstone(c: Any, group: "ModernGroup", group_id: str) -> None:
 
 
 def replay_target_epoch(group: "ModernGroup", group_id: str, value: Any) -> None:
-    """The target-assignment-metadata record: the assignment epoch (its tombstone: -1, allowed
-    only once no member has a target assignment left)."""
+    """The target-assignment-metadata record: the assignment epoch and timestamp (its tombstone:
+    -1 and 0, allowed only once no member has a target assignment left)."""
     if value is None:
         if group.target_assignment:
             raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
                               f"{group_id} but members still have a target assignment.")
         group.assignment_epoch = -1
+        group.assignment_timestamp = 0
         return
     group.assignment_epoch = value.assignment_epoch
     timestamp = getattr(value, "assignment_timestamp", None)

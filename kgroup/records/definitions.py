@@ -250,6 +250,8 @@ SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = RecordSchema(
     _group_key("ShareGroupTargetAssignmentMetadataKey"),
     Message("ShareGroupTargetAssignmentMetadataValue",
             F("AssignmentEpoch", "int32"),
+            # KIP-1263 (4.3), as for consumer groups: when the assignment computation finished.
+            F("AssignmentTimestamp", "int64", tag=0, default=0),
             flexible="0+"),
 )
 

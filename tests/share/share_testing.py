@@ -11,10 +11,14 @@ from __future__ import annotations
 import uuid
 
 from kgroup import Cluster, Coordinator, ErrorCode
+from kgroup.groups.modern import INITIAL_GROUP_EPOCH
 from kgroup.groups.share.persister import CoordinatorPersister
 from kgroup.groups.share.protocol import PERSISTER_KEY
 from kgroup.protocol import request, to_data
 
+#: a new group's first computed assignment epoch (groups start at epoch 1, KAFKA-20268): the
+#: first member of a new group gets member epoch FIRST
+FIRST = INITIAL_GROUP_EPOCH + 1
 #: client-generated member ids, as Kafka's share consumer makes them (Uuid.randomUuid().toString())
 M1, M2, M3, M4 = (str(uuid.UUID(int=0x1000 + i)) for i in range(1, 5))
 
@@ -118,4 +122,4 @@ def assert_reload_equal(c: Coordinator) -> None:
 
 
 __all__ = ["RecordingPersister", "summary", "has_state", "coord", "hb", "join", "describe", "assignment", "parts", "written",
-           "assert_reload_equal", "M1", "M2", "M3", "M4"]
+           "assert_reload_equal", "M1", "M2", "M3", "M4", "FIRST"]

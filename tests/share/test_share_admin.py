@@ -11,7 +11,7 @@ from kgroup import ErrorCode
 from kgroup.admin import Admin, KafkaException, ListShareGroupOffsetsSpec, SharePartitionOffsetInfo, TopicPartition
 from kgroup.groups.share.persister import DeliveryState, StateBatch
 from kgroup.protocol import request
-from tests.share.share_testing import M1, M2, assert_reload_equal, coord, describe, has_state, hb, join, summary, written
+from tests.share.share_testing import FIRST, M1, M2, assert_reload_equal, coord, describe, has_state, hb, join, summary, written
 
 E = ErrorCode
 
@@ -209,9 +209,9 @@ def test_admin_describe_list_and_delete_share_groups():
     result = admin.describe_share_groups(["g", "nope"])
     d = result.described_groups()["g"].get()
     assert (d.group_id, d.group_state, d.group_epoch, d.target_assignment_epoch, d.partition_assignor) == \
-        ("g", "Stable", 1, 1, "simple")
+        ("g", "Stable", FIRST, FIRST, "simple")
     (m,) = d.members
-    assert (m.member_id, m.client_id, m.member_epoch) == (M1, "share-consumer", 1)
+    assert (m.member_id, m.client_id, m.member_epoch) == (M1, "share-consumer", FIRST)
     assert m.assignment == [TopicPartition("orders", p) for p in range(3)]
     with pytest.raises(KafkaException):
         result.all().get()

@@ -14,7 +14,7 @@ from kgroup.dumps.replay import describe_groups
 from kgroup.groups.share.group import ShareGroup
 from kgroup.metrics import PREFIX
 from kgroup.protocol import ms, request
-from tests.share.share_testing import (M1, M2, M3, M4, assert_reload_equal, assignment, coord, describe, has_state, hb,
+from tests.share.share_testing import (FIRST, M1, M2, M3, M4, assert_reload_equal, assignment, coord, describe, has_state, hb,
                                       join, parts, written)
 
 E = ErrorCode
@@ -52,17 +52,18 @@ def test_not_coordinator_for_a_group_on_another_partition():
 
 # -- join, heartbeat, leave ---------------------------------------------------------------------
 
-def test_join_gets_epoch_1_the_interval_and_records_kip():
-    # seed: the simple assignor gives all partitions of the subscribed topics at once
+def test_join_gets_the_first_epoch_the_interval_and_records_kip():
+    # seed: the simple assignor gives all partitions of the subscribed topics at once; the new
+    # group starts at epoch 1, so its first assignment is epoch 2 (KAFKA-20268)
     c = coord("kip")
     r = join(c, M1)
-    assert (r.error_code, r.member_id, r.member_epoch, ms(r.heartbeat_interval)) == (E.none, M1, 1, 5000)
+    assert (r.error_code, r.member_id, r.member_epoch, ms(r.heartbeat_interval)) == (E.none, M1, FIRST, 5000)
     assert parts(c, r) == [0, 1, 2]
     assert written(c, 0) == ["ShareGroupMemberMetadata", "ShareGroupMetadata", "ShareGroupTargetAssignmentMember",
                              "ShareGroupTargetAssignmentMetadata", "ShareGroupCurrentMemberAssignment",
                              "ShareGroupStatePartitionMetadata", "ShareGroupStatePartitionMetadata"]
     g = c.groups["g"]
-    assert isinstance(g, ShareGroup) and (g.group_epoch, g.assignment_epoch, g.state) == (1, 1, "Stable")
+    assert isinstance(g, ShareGroup) and (g.group_epoch, g.assignment_epoch, g.state) == (FIRST, FIRST, "Stable")
     assert g.state_metadata.partitions() == {c.cluster.topic_id("orders"): frozenset({0, 1, 2})}
     assert not g.state_metadata.initializing
     assert_reload_equal(c)
@@ -73,11 +74,12 @@ def test_join_waits_for_initialized_share_partitions_kafka():
     # finds them initialised (initializedAssignmentPending), bumps the epoch and assigns them
     c = coord("kafka")
     r = join(c, M1)
-    assert (r.error_code, r.member_epoch, assignment(r)) == (E.none, 1, {})
+    assert (r.error_code, r.member_epoch, assignment(r)) == (E.none, FIRST, {})
     init = [call for call in c.soft_state["share.persister"].calls if call[0] == "initialize"]
-    assert [(call[3], call[4], call[5]) for call in init] == [(0, 1, -1), (1, 1, -1), (2, 1, -1)]
-    r = hb(c, M1, 1)
-    assert (r.member_epoch, parts(c, r)) == (2, [0, 1, 2])
+    # the state epoch is the group epoch that asked for the initialisation
+    assert [(call[3], call[4], call[5]) for call in init] == [(0, FIRST, -1), (1, FIRST, -1), (2, FIRST, -1)]
+    r = hb(c, M1, FIRST)
+    assert (r.member_epoch, parts(c, r)) == (FIRST + 1, [0, 1, 2])
     assert_reload_equal(c)
 
 
@@ -85,8 +87,8 @@ def test_steady_heartbeat_writes_nothing_and_sends_no_assignment():
     c = coord("kip")
     join(c, M1)
     before = c.position
-    r = hb(c, M1, 1)
-    assert (r.error_code, r.member_epoch, r.assignment) == (E.none, 1, None)
+    r = hb(c, M1, FIRST)
+    assert (r.error_code, r.member_epoch, r.assignment) == (E.none, FIRST, None)
     assert c.position == before
 
 
@@ -94,8 +96,8 @@ def test_full_heartbeat_repeats_the_assignment():
     # isFullRequest: SubscribedTopicNames set -> the assignment is in the response
     c = coord("kip")
     join(c, M1)
-    r = hb(c, M1, 1, ["orders"])
-    assert parts(c, r) == [0, 1, 2] and c.groups["g"].group_epoch == 1
+    r = hb(c, M1, FIRST, ["orders"])
+    assert parts(c, r) == [0, 1, 2] and c.groups["g"].group_epoch == FIRST
 
 
 def test_unknown_group_and_unknown_member():
@@ -103,7 +105,7 @@ def test_unknown_group_and_unknown_member():
     r = hb(c, M1, 1)
     assert (r.error_code, r.error_message) == (E.group_id_not_found, "Share group g not found.")
     join(c, M1)
-    r = hb(c, M2, 1)
+    r = hb(c, M2, FIRST)
     assert (r.error_code, r.error_message) == (E.unknown_member_id, f"Member {M2} is not a member of group g.")
 
 
@@ -111,25 +113,39 @@ def test_fenced_member_epochs():
     c = coord("kip")
     join(c, M1)
     join(c, M2)
-    hb(c, M1, 1)  # M1 takes epoch 2, previous 1
-    assert c.groups["g"].members[M1].member_epoch == 2
-    r = hb(c, M1, 5)
+    hb(c, M1, FIRST)  # M1 takes M2's join's epoch, previous FIRST
+    assert c.groups["g"].members[M1].member_epoch == FIRST + 1
+    r = hb(c, M1, FIRST + 5)
     assert r.error_code == E.fenced_member_epoch
-    assert r.error_message == ("The share group member has a greater member epoch (5) than the one known by the "
-                               "group coordinator (2). The member must abandon all its partitions and rejoin.")
+    assert r.error_message == (f"The share group member has a greater member epoch ({FIRST + 5}) than the one known "
+                               f"by the group coordinator ({FIRST + 1}). The member must abandon all its partitions "
+                               "and rejoin.")
     # the previous epoch is accepted (the response that moved it may have been lost)
-    assert hb(c, M1, 1).error_code == E.none
-    r = hb(c, M2, 0, ["orders"])  # M2 is at epoch 2, previous 0: epoch 0 is its previous one
+    assert hb(c, M1, FIRST).error_code == E.none
+    r = hb(c, M2, 0, ["orders"])  # epoch 0 with its own member id: a rejoin, always accepted
     assert r.error_code == E.none
     c2 = coord("kip")
     join(c2, M1)
     join(c2, M2)
-    hb(c2, M1, 1)
-    hb(c2, M1, 2, ["payments"])  # epoch 3, previous 2
-    r = hb(c2, M1, 1)
+    hb(c2, M1, FIRST)
+    hb(c2, M1, FIRST + 1, ["payments"])  # a new subscription: epoch FIRST + 2, previous FIRST + 1
+    r = hb(c2, M1, FIRST)
     assert r.error_code == E.fenced_member_epoch
-    assert r.error_message.endswith("(3), and it does not match the previous member epoch (2). The member must "
-                                    "abandon all its partitions and rejoin.")
+    assert r.error_message.endswith(f"({FIRST + 2}), and it does not match the previous member epoch ({FIRST + 1}). "
+                                    "The member must abandon all its partitions and rejoin.")
+
+
+def test_a_fenced_member_rejoins_with_epoch_0_and_gets_its_state_back():
+    # issue 20 item 3 (Kafka's testShareGroupMemberCanRejoinWithEpochZero, share counterpart of
+    # KAFKA-19233): FENCED_MEMBER_EPOCH, then epoch 0 under the same member id -> the member's
+    # epoch and assignment, nothing written, nothing bumped
+    c = coord("kip")
+    join(c, M1)
+    assert hb(c, M1, FIRST + 7).error_code == E.fenced_member_epoch
+    before = c.position
+    r = join(c, M1)
+    assert (r.error_code, r.member_id, r.member_epoch, parts(c, r)) == (E.none, M1, FIRST, [0, 1, 2])
+    assert c.position == before and c.groups["g"].group_epoch == FIRST
 
 
 def test_leave_removes_the_member_and_bumps_the_epoch():
@@ -142,9 +158,14 @@ def test_leave_removes_the_member_and_bumps_the_epoch():
     assert written(c, before) == ["~ShareGroupCurrentMemberAssignment", "~ShareGroupTargetAssignmentMember",
                                   "~ShareGroupMemberMetadata", "ShareGroupMetadata"]
     g = c.groups["g"]
-    assert list(g.members) == [M2] and g.group_epoch == 3
+    assert list(g.members) == [M2] and g.group_epoch == FIRST + 2
+    before = c.position
     hb(c, M2, -1)
-    assert (g.state, g.group_epoch, g.metadata_hash) == ("Empty", 4, 0)
+    # the last member out: the assignment epoch catches up, so the empty group has group epoch ==
+    # assignment epoch (KAFKA-20442's share counterpart)
+    assert written(c, before) == ["~ShareGroupCurrentMemberAssignment", "~ShareGroupTargetAssignmentMember",
+                                  "~ShareGroupMemberMetadata", "ShareGroupMetadata", "ShareGroupTargetAssignmentMetadata"]
+    assert (g.state, g.group_epoch, g.assignment_epoch, g.metadata_hash) == ("Empty", FIRST + 3, FIRST + 3, 0)
     assert_reload_equal(c)
 
 
@@ -162,7 +183,7 @@ def test_a_member_rejoins_after_leaving():
     join(c, M1)
     hb(c, M1, -1)
     r = join(c, M1)
-    assert (r.error_code, r.member_epoch) == (E.none, 3)
+    assert (r.error_code, r.member_epoch) == (E.none, FIRST + 2)
     assert parts(c, r) == [0, 1, 2]
 
 
@@ -173,14 +194,15 @@ def test_session_timeout_removes_a_silent_member():
     join(c, M1)
     join(c, M2)
     c.advance(40_000)
-    hb(c, M1, 1)  # M1 stays alive
+    hb(c, M1, FIRST)  # M1 stays alive
     c.advance(5_001)  # M2's 45 s session (group.share.session.timeout.ms) ends
     g = c.groups["g"]
-    assert list(g.members) == [M1] and g.group_epoch == 3
+    assert list(g.members) == [M1] and g.group_epoch == FIRST + 2
     c.advance(40_000)
     assert not g.members and g.state == "Empty"
+    assert g.group_epoch == g.assignment_epoch == FIRST + 3  # fenced last: the epochs meet again
     # seed: a member kicked out "realises it's been kicked out" on its next heartbeat
-    assert hb(c, M2, 1).error_code == E.unknown_member_id
+    assert hb(c, M2, FIRST).error_code == E.unknown_member_id
     assert_reload_equal(c)
 
 
@@ -219,7 +241,7 @@ def test_group_max_size_reached():
     assert (r.error_code, r.error_message) == (E.group_max_size_reached,
                                                "The share group has reached its maximum capacity of 2 members.")
     assert c.position == before
-    assert hb(c, M1, 1).error_code == E.none  # members already in keep heartbeating
+    assert hb(c, M1, FIRST).error_code == E.none  # members already in keep heartbeating
     hb(c, M2, -1)
     assert join(c, M3).error_code == E.none
 
@@ -230,12 +252,12 @@ def test_states_are_only_empty_stable_dead_kafka():
     # KIP-932 "Share group states": no ASSIGNING or RECONCILING, even while members lag behind
     c = coord("kafka")
     join(c, M1)
-    hb(c, M1, 1)
+    hb(c, M1, FIRST)  # its share-partitions are initialised now: a new assignment, epoch FIRST + 1
     join(c, M2)
     g = c.groups["g"]
-    assert g.members[M1].member_epoch < g.group_epoch
+    assert g.members[M1].member_epoch == FIRST + 1 < g.group_epoch
     assert g.state == "Stable"
-    hb(c, M1, 2, None)
+    hb(c, M1, FIRST + 1, None)
     hb(c, M1, -1)
     hb(c, M2, -1)
     assert g.state == "Empty"
@@ -247,13 +269,13 @@ def test_members_take_a_new_assignment_at_once_kafka():
     # No fencing, no revocation: M1 gives up partitions and takes the new epoch in one heartbeat
     c = coord("kafka")
     join(c, M1)
-    hb(c, M1, 1)
+    hb(c, M1, FIRST)
     assert parts(c, describe(c)[0].members[0]) == [0, 1, 2]
     r = join(c, M2)
-    assert r.member_epoch == 3
-    r1 = hb(c, M1, 2)
+    assert r.member_epoch == FIRST + 2
+    r1 = hb(c, M1, FIRST + 1)
     g = c.groups["g"]
-    assert r1.member_epoch == 3 and g.members[M1].previous_member_epoch == 2
+    assert r1.member_epoch == FIRST + 2 and g.members[M1].previous_member_epoch == FIRST + 1
     together = set(parts(c, r1)) | set(parts(c, r))
     assert together == {0, 1, 2} and set(parts(c, r1)) & set(parts(c, r)) == set()
     assert_reload_equal(c)
@@ -281,10 +303,10 @@ def test_more_members_than_partitions_all_get_one_kafka():
 def test_subscription_change_bumps_the_epoch():
     c = coord("kip")
     join(c, M1)
-    r = hb(c, M1, 1, ["orders", "payments"])
-    assert (r.member_epoch, parts(c, r, "payments")) == (2, [0, 1])
-    r = hb(c, M1, 2, ["orders", "payments"])  # same subscription: no bump
-    assert r.member_epoch == 2 and c.groups["g"].group_epoch == 2
+    r = hb(c, M1, FIRST, ["orders", "payments"])
+    assert (r.member_epoch, parts(c, r, "payments")) == (FIRST + 1, [0, 1])
+    r = hb(c, M1, FIRST + 1, ["orders", "payments"])  # same subscription: no bump
+    assert r.member_epoch == FIRST + 1 and c.groups["g"].group_epoch == FIRST + 1
 
 
 def test_metadata_change_bumps_the_epoch_and_initializes_new_partitions():
@@ -292,8 +314,8 @@ def test_metadata_change_bumps_the_epoch_and_initializes_new_partitions():
     c = coord("kip")
     join(c, M1)
     c.cluster.increase_partitions("orders", 5)
-    r = hb(c, M1, 1)
-    assert (r.member_epoch, parts(c, r)) == (2, [0, 1, 2, 3, 4])
+    r = hb(c, M1, FIRST)
+    assert (r.member_epoch, parts(c, r)) == (FIRST + 1, [0, 1, 2, 3, 4])
     tid = c.cluster.topic_id("orders")
     assert c.groups["g"].state_metadata.partitions()[tid] == frozenset(range(5))
     assert_reload_equal(c)
@@ -303,11 +325,11 @@ def test_unchanged_rack_and_client_do_not_write():
     c = coord("kip")
     join(c, M1)
     before = c.position
-    hb(c, M1, 1, rack=None)
+    hb(c, M1, FIRST, rack=None)
     assert c.position == before
-    hb(c, M1, 1, rack="r1")
+    hb(c, M1, FIRST, rack="r1")
     assert written(c, before) == ["ShareGroupMemberMetadata"]
-    assert c.groups["g"].group_epoch == 1  # a rack change does not bump the epoch
+    assert c.groups["g"].group_epoch == FIRST  # a rack change does not bump the epoch
 
 
 # -- durable share state: record 15 ---------------------------------------------------------------
@@ -320,9 +342,9 @@ def test_failed_initialization_leaves_partitions_uninitialized_and_retries_kafka
     g = c.groups["g"]
     assert not g.state_metadata.initialized and not g.state_metadata.initializing
     p.fail_with = E.none
-    r = hb(c, M1, 1)  # nothing initialising any more: the heartbeat asks again
+    r = hb(c, M1, FIRST)  # nothing initialising any more: the heartbeat asks again
     assert assignment(r) is None
-    r = hb(c, M1, 1)
+    r = hb(c, M1, FIRST)
     assert parts(c, r) == [0, 1, 2]
 
 
@@ -343,12 +365,12 @@ def test_describe_every_field_kip():
     hb(c, M2, 0, ["orders", "payments"], rack="rack-b", client_id="c2")
     d = describe(c, "g")[0]
     assert (d.error_code, d.error_message, d.group_id, d.group_state, d.group_epoch, d.assignment_epoch,
-            d.assignor_name, d.authorized_operations) == (E.none, None, "g", "Stable", 2, 2, "simple", -2147483648)
+            d.assignor_name, d.authorized_operations) == (E.none, None, "g", "Stable", FIRST + 1, FIRST + 1, "simple", -2147483648)
     m1, m2 = sorted(d.members, key=lambda m: m.member_id)
     assert (m1.member_id, m1.rack_id, m1.member_epoch, m1.client_id, m1.client_host, list(m1.subscribed_topic_names)) \
-        == (M1, None, 1, "share-consumer", "/127.0.0.1", ["orders"])
+        == (M1, None, FIRST, "share-consumer", "/127.0.0.1", ["orders"])
     assert (m2.rack_id, m2.member_epoch, m2.client_id, list(m2.subscribed_topic_names)) == \
-        ("rack-b", 2, "c2", ["orders", "payments"])
+        ("rack-b", FIRST + 1, "c2", ["orders", "payments"])
     assert {(t.topic_name, t.topic_id, tuple(t.partitions)) for t in m2.assignment.topic_partitions} == {
         ("orders", c.cluster.topic_id("orders"), (0, 1, 2)), ("payments", c.cluster.topic_id("payments"), (0, 1))}
 
@@ -496,7 +518,7 @@ def test_obsolete_partition_metadata_record_is_deleted_by_the_next_heartbeat():
     assert reloaded.groups["g"].has_partition_metadata_record
     reloaded.soft_state["share.persister"] = c.soft_state["share.persister"]
     before = reloaded.position
-    hb(reloaded, M1, 1)
+    hb(reloaded, M1, FIRST)
     assert "~ShareGroupPartitionMetadata" in written(reloaded, before)
     assert not reloaded.groups["g"].has_partition_metadata_record
 
@@ -505,7 +527,7 @@ def test_dump_describe_shows_share_groups():
     c = coord("kip")
     join(c, M1)
     (d,) = describe_groups(c, "g")
-    assert (d["type"], d["state"], d["epoch"], d["assignment_epoch"]) == ("share", "Stable", 1, 1)
+    assert (d["type"], d["state"], d["epoch"], d["assignment_epoch"]) == ("share", "Stable", FIRST, FIRST)
     # the coordinator's cluster knows the topic, so describe_groups names it (issue 14)
     assert d["members"][0]["member_id"] == M1 and d["members"][0]["assigned"] == {"orders": [0, 1, 2]}
     assert d["initialized"] == {"orders": [0, 1, 2]}
@@ -548,11 +570,12 @@ def test_kgroup_dump_describe_shows_a_share_group(capsys, tmp_path):
     c.log.write(tmp_path)
     assert main(["dump", "describe", str(tmp_path), "--group", "g", "--json"]) == 0
     (g,) = json.loads(capsys.readouterr().out)["groups"]
-    assert (g["type"], g["state"], g["epoch"], g["assignment_epoch"]) == ("share", "Stable", 2, 2)
-    assert {m["member_id"]: m["member_epoch"] for m in g["members"]} == {M1: 1, M2: 2}
+    assert (g["type"], g["state"], g["epoch"], g["assignment_epoch"]) == ("share", "Stable", FIRST + 1, FIRST + 1)
+    assert {m["member_id"]: m["member_epoch"] for m in g["members"]} == {M1: FIRST, M2: FIRST + 1}
     assert main(["dump", "describe", str(tmp_path), "--group", "g"]) == 0
     out = capsys.readouterr().out
-    assert "g  share  state Stable  protocol type share  epoch 2  on __consumer_offsets-3  assignment epoch 2" in out
+    assert (f"g  share  state Stable  protocol type share  epoch {FIRST + 1}  on __consumer_offsets-3  "
+            f"assignment epoch {FIRST + 1}") in out
     orders, payments = c.cluster.topic_id("orders"), c.cluster.topic_id("payments")
     assert f"  share-partitions initialized: {payments}:0,1  {orders}:0,1,2" in out
     assert "  members (2):" in out

@@ -225,9 +225,12 @@ def target_member_tombstone(group_id: str, member_id: str) -> Any:
         R.ShareGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Any:
-    return R.ShareGroupTargetAssignmentMetadata(R.ShareGroupTargetAssignmentMetadataKey(group_id=group_id),
-                                                R.ShareGroupTargetAssignmentMetadataValue(assignment_epoch=epoch))
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
+    """The assignment epoch, and when that assignment was computed (KIP-1263; 0 when no
+    assignment was computed, as when the last member left)."""
+    return R.ShareGroupTargetAssignmentMetadata(
+        R.ShareGroupTargetAssignmentMetadataKey(group_id=group_id),
+        R.ShareGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
 
 
 def current_assignment_record(group_id: str, m: ShareGroupMember) -> Any:

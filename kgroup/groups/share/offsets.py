@@ -30,6 +30,8 @@ ALTER_SHARE_GROUP_OFFSETS = 91
 DELETE_SHARE_GROUP_OFFSETS = 92
 #: Kafka's `Errors.UNKNOWN_TOPIC_OR_PARTITION.message()`
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
+#: Kafka's answer for a topic whose share-partitions are not initialised (only initialising, or unknown to the group)
+NO_OFFSETS_MESSAGE = "There is no offset information to delete."
 #: Kafka's `Errors.NON_EMPTY_GROUP.message()`
 NON_EMPTY_GROUP_MESSAGE = "The group is not empty."
 #: the lag of a share-partition whose SPSO is not known yet (Kafka's `PartitionFactory.UNINITIALIZED_LAG`)
@@ -248,13 +250,17 @@ def delete_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resu
     sm = group.state_metadata
     responses, candidates = [], {}
     for t in req.topics:
+        # Kafka's sharePartitionsEligibleForOffsetDeletion: initialised (or already deleting) topics only
         name = t.topic_name
         tid = c.cluster.topic_id(name) if name in c.cluster else None
-        if tid is None or not (tid in sm.initialized or tid in sm.initializing or tid in sm.deleting):
-            responses.append({"topic_name": name, "topic_id": tid or uuid.UUID(int=0),
+        if tid is None:
+            responses.append({"topic_name": name, "topic_id": uuid.UUID(int=0),
                               "error_code": ErrorCode.unknown_topic_or_partition, "error_message": UNKNOWN_TOPIC_MESSAGE})
-        else:
+        elif tid in sm.initialized or tid in sm.deleting:
             candidates[tid] = name
+        else:
+            responses.append({"topic_name": name, "topic_id": uuid.UUID(int=0),
+                              "error_code": ErrorCode.unknown_topic_or_partition, "error_message": NO_OFFSETS_MESSAGE})
     if not candidates:
         return Result({**base, "responses": responses})
     answers: dict[uuid.UUID, dict] = {}
@@ -284,7 +290,9 @@ def before_delete_group(c: "Coordinator", group: ShareGroup) -> list:
     sm = group.state_metadata
     topics = {t: v.name for t, v in sm.initialized.items()}
     topics.update({t: v.name for t, v in sm.initializing.items()})
-    topics.update(sm.deleting)
+    # a topic still being deleted is deleted again, unless it is gone from the cluster
+    # (Kafka's shareGroupBuildPartitionDeleteRequest finds its partitions in the metadata image)
+    topics.update({t: n for t, n in sm.deleting.items() if n in c.cluster and c.cluster.topic_id(n) == t})
     if not topics:
         return []
     errors = delete_share_state(c, group.group_id, topics)
@@ -292,7 +300,8 @@ def before_delete_group(c: "Coordinator", group: ShareGroup) -> list:
     for code in errors.values():
         if code != ErrorCode.none:
             raise KafkaError(code, "The share coordinator did not delete the share-group state.")
-    return [deleting_record(group.group_id, sm, topics)]
+    # every share-partition of the group is being deleted now, and those only
+    return [G.state_metadata_record(group.group_id, StatePartitionMetadata({}, {}, topics))]
 
 
 __all__ = ["describe_share_group_offsets", "alter_share_group_offsets", "delete_share_group_offsets",

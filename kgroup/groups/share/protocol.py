@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssignorException, subscription_type_of
 from kgroup.assignors.simple import SimpleAssignor
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.group_configs import group_config
+from kgroup.group_configs import GROUP_CONFIGS, group_config
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
                                   described_assignment, frozen, topic_order)
@@ -43,6 +43,9 @@ SHARE_GROUP_DESCRIBE = 77
 INITIALIZE_RETRY_INTERVAL_MS = 30_000
 #: the persister in `Coordinator.soft_state` (see `persister`)
 PERSISTER_KEY = "share.persister"
+#: an assignor in `Coordinator.soft_state` that replaces the simple assignor (a what-if, or a
+#: test's stand-in for Kafka's MockPartitionAssignor; see `share_assignor`)
+ASSIGNOR_KEY = "share.assignor"
 
 
 def session_key(group_id: str, member_id: str) -> str:
@@ -66,6 +69,24 @@ def persister(c: "Coordinator") -> Any:
             return None
         p = c.soft_state[PERSISTER_KEY] = CoordinatorPersister(c)
     return p
+
+
+def share_assignor(c: "Coordinator") -> Any:
+    """The assignor share groups use: `c.soft_state["share.assignor"]` when set (e.g. a
+    `FixedAssignor`), otherwise the simple assignor (Kafka's only `group.share.assignors`)."""
+    assignor = c.soft_state.get(ASSIGNOR_KEY)
+    if assignor is None:
+        return SimpleAssignor(all_partitions=c.profile.share_assign_all_partitions_to_all_members)
+    return assignor
+
+
+def share_config(c: "Coordinator", group_id: str, name: str) -> int:
+    """A `share.*` group config as Kafka evaluates it (`GroupConfig.evaluate`): the group's override
+    kept within the coordinator's current bounds (`group.share.min/max.*`), which may have moved
+    since the override was set."""
+    value = group_config(c, group_id, name)
+    d = GROUP_CONFIGS[name]
+    return min(max(value, c.config[d.low]), c.config[d.high])
 
 
 # ---------------------------------------------------------------------------------------
@@ -160,13 +181,17 @@ def check_member_epoch(member: ShareGroupMember, received: int) -> None:
 
 
 def get_or_maybe_subscribe_member(group: ShareGroup, member_id: str, epoch: int, create: bool) -> ShareGroupMember:
+    """The member (a new one on a join). A known member may rejoin with epoch 0 under its own id,
+    e.g. after FENCED_MEMBER_EPOCH: it gets its current state back, nothing is bumped (Kafka's
+    share counterpart of KAFKA-19233)."""
     member = group.members.get(member_id)
     if member is None:
         if not create:
             raise KafkaError(ErrorCode.unknown_member_id,
                              f"Member {member_id} is not a member of group {group.group_id}.")
-        member = ShareGroupMember(member_id)
-    check_member_epoch(member, epoch)
+        return ShareGroupMember(member_id)
+    if epoch != 0:
+        check_member_epoch(member, epoch)
     return member
 
 
@@ -232,7 +257,7 @@ def update_target_assignment(c: "Coordinator", group: ShareGroup, members: Mappi
                              group_epoch: int, records: list) -> dict[str, Assignment]:
     """A new target assignment from the simple assignor: records for the members whose target
     changed, then the new assignment epoch (Kafka's `ShareTargetAssignmentBuilder`)."""
-    assignor = SimpleAssignor(all_partitions=c.profile.share_assign_all_partitions_to_all_members)
+    assignor = share_assignor(c)
     ordered = JavaHashMap((mid, None) for mid in members)  # Kafka's HashMap order of member specs
     specs = {mid: MemberSubscription(topic_ids(c, members[mid].subscribed_topic_names), members[mid].rack_id)
              for mid in ordered}
@@ -249,7 +274,7 @@ def update_target_assignment(c: "Coordinator", group: ShareGroup, members: Mappi
         out[mid] = assignment
         if mid not in group.target_assignment or assignment != frozen(group.target_assignment[mid]):
             records.append(G.target_member_record(group.group_id, mid, assignment))
-    records.append(G.target_epoch_record(group.group_id, group_epoch))
+    records.append(G.target_epoch_record(group.group_id, group_epoch, c.now()))
     return out
 
 
@@ -309,10 +334,10 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         if current != updated:
             records.append(G.current_assignment_record(group_id, current))
 
-    schedule_session_timeout(c, group_id, member_id, group_config(c, group_id, "share.session.timeout.ms"))
+    schedule_session_timeout(c, group_id, member_id, share_config(c, group_id, "share.session.timeout.ms"))
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
                 "member_id": current.member_id, "member_epoch": current.member_epoch,
-                "heartbeat_interval": group_config(c, group_id, "share.heartbeat.interval.ms"), "assignment": None}
+                "heartbeat_interval": share_config(c, group_id, "share.heartbeat.interval.ms"), "assignment": None}
     if epoch == 0 or names is not None or frozen(current.assigned_partitions) != frozen(member.assigned_partitions):
         response["assignment"] = {"topic_partitions": [
             {"topic_id": t, "partitions": sorted(current.assigned_partitions[t])}
@@ -439,12 +464,17 @@ def leave(c: "Coordinator", group_id: str, member_id: str) -> Result:
 
 
 def fence_member(c: "Coordinator", group: ShareGroup, member: ShareGroupMember, response: Any) -> Result:
-    """Kafka's `shareGroupFenceMember`: tombstones (current, target, subscription) and an epoch bump."""
+    """Kafka's `shareGroupFenceMember`: tombstones (current, target, subscription) and an epoch bump;
+    when the last member goes, the assignment epoch catches up with it (an empty group has nothing
+    to assign; KAFKA-20442's share counterpart), with no assignment timestamp."""
     g = group.group_id
     records = [G.current_assignment_tombstone(g, member.member_id), G.target_member_tombstone(g, member.member_id),
                G.member_tombstone(g, member.member_id)]
-    new_hash = metadata_hash(group.subscribed_topic_names(_with(group.members, removed=member.member_id)), c.cluster)
+    remaining = _with(group.members, removed=member.member_id)
+    new_hash = metadata_hash(group.subscribed_topic_names(remaining), c.cluster)
     records.append(G.group_epoch_record(g, group.group_epoch + 1, new_hash))
+    if not remaining:
+        records.append(G.target_epoch_record(g, group.group_epoch + 1))
     c.timers.cancel(session_key(g, member.member_id))
     return Result(response, records)
 
@@ -482,7 +512,7 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
                 "assignment": described_assignment(c, m.assigned_partitions)}
                for m in group.members.values()]
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch, "assignor_name": SimpleAssignor.name, "members": members}
+            "assignment_epoch": group.assignment_epoch, "assignor_name": share_assignor(c).name, "members": members}
 
 
 @handles(SHARE_GROUP_DESCRIBE)
@@ -499,8 +529,9 @@ def _after_load(c: "Coordinator") -> None:
         if isinstance(group, ShareGroup) and c.partition_for(group.group_id) in c.hosted_partitions:
             for m in group.members.values():
                 schedule_session_timeout(c, group.group_id, m.member_id,
-                                         group_config(c, group.group_id, "share.session.timeout.ms"))
+                                         share_config(c, group.group_id, "share.session.timeout.ms"))
 
 
 __all__ = ["share_group_heartbeat", "share_group_describe", "describe_group", "heartbeat", "leave", "share_group",
-           "session_key", "validate_heartbeat", "persister", "initialize_share_state", "PERSISTER_KEY"]
+           "session_key", "validate_heartbeat", "persister", "initialize_share_state", "PERSISTER_KEY",
+           "ASSIGNOR_KEY", "share_assignor", "share_config"]
