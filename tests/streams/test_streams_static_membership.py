@@ -121,12 +121,58 @@ def test_unknown_static_member_leaving():
     assert (r.error_code, r.error_message) == (E.unknown_member_id, "Instance id nobody is unknown.")
 
 
-def test_a_member_cannot_change_its_instance_id_nor_turn_static():
+def test_the_instance_id_decides_who_a_static_heartbeat_is_about():
+    # Kafka (getOrMaybeCreateStaticStreamsGroupMember): the member id must match the instance id's
+    # owner, FENCED_INSTANCE_ID otherwise (INVALID_REQUEST before issue 20).
+    c = coord()
+    static_pair(c)
+    before = c.position
+    r = shb(c, "a1", epoch_of(c, "a1"), instance="b")                         # b is b1's
+    assert (r.error_code, r.error_message) == (
+        E.fenced_instance_id, "Static member a1 with instance id b was fenced by member b1.")
+    r = shb(c, "a1", epoch_of(c, "a1"), instance="nobody")
+    assert (r.error_code, r.error_message) == (E.unknown_member_id, "Instance id nobody is unknown.")
+    assert shb(c, "a1", 0, instance="b", process="pa").error_code == E.unreleased_instance_id
+    assert c.position == before
+
+
+def test_a_known_member_joining_with_a_new_instance_id_becomes_that_static_member():
+    # Kafka's testStaticMemberRejoinsWithSameMemberIdAndDifferentInstanceId; a dynamic member too.
     c = coord()
     shb(c, "d1", 0)
-    assert shb(c, "d1", 0, instance="x").error_code == E.invalid_request       # dynamic -> static
     shb(c, "s1", 0, instance="s")
-    assert shb(c, "s1", 0, instance="t").error_code == E.invalid_request       # another instance id
+    assert shb(c, "d1", 0, instance="x").error_code == E.none                  # dynamic -> static
+    assert shb(c, "s1", 0, instance="t").error_code == E.none                  # another instance id
+    assert sgroup(c).static_members == {"x": "d1", "t": "s1"}
+
+
+def test_a_join_resent_with_its_own_member_id_while_active_changes_nothing():
+    # Issue 20 item 10: the member keeps its epoch and tasks (it lost them before) and is sent
+    # them again; nothing is written and nothing bumped.
+    c = coord()
+    owned = static_pair(c)
+    epoch, group_epoch, before = epoch_of(c, "a1"), sgroup(c).group_epoch, c.position
+    r = shb(c, "a1", 0, instance="a", process="pa")
+    assert (r.error_code, r.member_epoch, tasks_of(r.active_tasks)) == (E.none, epoch, owned["a1"])
+    assert c.position == before and sgroup(c).group_epoch == group_epoch
+
+
+def test_a_static_member_with_its_previous_epoch_and_a_subset_of_its_tasks_is_accepted():
+    # The response that moved it was lost: its previous epoch with a subset of its tasks is fine
+    # (KIP-848 rules), a task it does not own is not.
+    c = coord()
+    shb(c, "a1", 0, instance="a", process="pa")
+    settle(c, "a1")
+    shb(c, "b1", 0, instance="b", process="pb")
+    shb(c, "a1", epoch_of(c, "a1"), active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
+    mine = sorted(p for _, p in sgroup(c).members["a1"].assigned.active_ids())
+    shb(c, "a1", epoch_of(c, "a1"), active={"0": mine}, standby={}, warmup={}, instance="a")
+    a1 = sgroup(c).members["a1"]
+    assert a1.member_epoch > a1.previous_member_epoch
+    r = shb(c, "a1", a1.previous_member_epoch, active={"0": mine[:1]}, standby={}, warmup={}, instance="a")
+    assert (r.error_code, r.member_epoch) == (E.none, a1.member_epoch)
+    r = shb(c, "a1", a1.previous_member_epoch, active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
+    assert r.error_code == E.fenced_member_epoch
 
 
 def test_replacement_is_not_rejected_at_max_size():
@@ -137,12 +183,18 @@ def test_replacement_is_not_rejected_at_max_size():
     assert shb(c, "a2", 0, instance="a", process="pa").error_code == E.none   # replaces, does not add
 
 
-def test_leave_minus_two_is_idempotent():
+def test_leave_minus_two_twice_writes_the_same_record_again():
+    # Kafka's testStaticMemberLeaveWithLeaveGroupStaticMemberEpochThenShouldBeIdempotence: the
+    # second -2 leave writes the member's current assignment again, unchanged (before issue 20
+    # kgroup wrote nothing).
     c = coord()
     static_pair(c)
     shb(c, "a1", -2, instance="a")
-    before = c.position
-    assert shb(c, "a1", -2, instance="a").error_code == E.none and c.position == before
+    first = c.log.entry_at(c.position - 1).record
+    before, left = c.position, sgroup(c).members["a1"]
+    assert shb(c, "a1", -2, instance="a").error_code == E.none
+    assert [c.log.entry_at(i).record for i in range(before, c.position)] == [first]
+    assert sgroup(c).members["a1"] == left
 
 
 def test_leave_minus_one_removes_the_static_member_and_bumps():
@@ -180,14 +232,16 @@ def test_leave_minus_two_while_revoking_frees_the_pending_tasks():
     assert {("0", p) for p in tasks_of(r.active_tasks)["0"]} == pending
 
 
-def test_endpoint_information_epoch_moves_on_replacement():
+def test_endpoint_information_epoch_stays_on_a_replacement_with_the_same_endpoint():
+    # Kafka's testStaticMemberRejoinUpdatesUserEndpointInformationEpoch (foo -> foo): the rejoin
+    # compares with the member it replaces; same endpoint, same tasks: nothing to refetch.
     c = coord()
     shb(c, "a1", 0, instance="a", process="pa", endpoint=("host-a", 1))
     settle(c, "a1")
     before = sgroup(c).endpoint_information_epoch
     shb(c, "a1", -2, instance="a")
-    r = shb(c, "a2", 0, instance="a", process="pa", endpoint=("host-a", 1))
-    assert r.endpoint_information_epoch > before
+    r = shb(c, "a2", 0, instance="a", process="pa", endpoint=("host-a", 1), endpoint_epoch=-1)
+    assert r.endpoint_information_epoch == before
     info = {e.user_endpoint.host: [(p.topic, list(p.partitions)) for p in e.active_partitions]
             for e in r.partitions_by_user_endpoint}
     assert info == {"host-a": [("orders", [0, 1, 2, 3])]}
@@ -275,9 +329,10 @@ def test_endpoint_information_drops_the_old_member_id_and_follows_task_changes()
     assert sgroup(c).endpoint_information_epoch > e1
 
 
-def test_leave_minus_two_while_revoking_keeps_the_revocation_pending_kafka():
-    # Kafka as merged: the UNREVOKED -> STABLE fix-up was taken out (KAFKA-20680); the waiting
-    # member gets the tasks only once the -2 member's session ends.
+def test_leave_minus_two_while_revoking_keeps_the_state_but_frees_the_tasks_kafka():
+    # Kafka as merged: the UNREVOKED -> STABLE fix-up was taken out (KAFKA-20680), but the -2
+    # leave drops what the member was revoking, as a consumer group's does: the waiting member
+    # gets those tasks at once (before issue 20: only once the -2 member's session ended).
     c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile="kafka",
                     config={"group.streams.initial.rebalance.delay.ms": 0})
     shb(c, "a1", 0, instance="a", process="pa")
@@ -285,11 +340,30 @@ def test_leave_minus_two_while_revoking_keeps_the_revocation_pending_kafka():
     shb(c, "b1", 0, instance="b", process="pb")
     shb(c, "a1", epoch_of(c, "a1"), active={"0": [0, 1, 2, 3]}, standby={}, warmup={}, instance="a")
     assert sgroup(c).members["a1"].state == MemberState.UNREVOKED_PARTITIONS
+    pending = sgroup(c).members["a1"].pending_revocation.active_ids()
     shb(c, "a1", -2, instance="a")
     a1 = sgroup(c).members["a1"]
-    assert (a1.member_epoch, a1.state) == (-2, MemberState.UNREVOKED_PARTITIONS) and not a1.pending_revocation.is_empty
+    assert (a1.member_epoch, a1.state) == (-2, MemberState.UNREVOKED_PARTITIONS) and a1.pending_revocation.is_empty
     r = shb(c, "b1", epoch_of(c, "b1"), active={}, standby={}, warmup={}, instance="b")
-    assert not tasks_of(r.active_tasks)                             # still waiting for a1's tasks
+    assert {("0", p) for p in tasks_of(r.active_tasks)["0"]} == pending
+
+
+def test_rejoin_after_minus_two_with_its_own_member_id_restores_epoch_and_tasks_without_a_bump():
+    # Issue 20 item 10 (Kafka's ...AndRejoinWithSameMemberId): same process id and rack, so no
+    # bump; the member's records are replaced by themselves, as Kafka writes them.
+    c = coord()
+    owned = static_pair(c)
+    epoch, group_epoch = epoch_of(c, "a1"), sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    before = c.position
+    r = shb(c, "a1", 0, instance="a", process="pa")
+    assert (r.error_code, r.member_epoch, tasks_of(r.active_tasks)) == (E.none, epoch, owned["a1"])
+    assert sgroup(c).group_epoch == group_epoch
+    assert written(c, before) == [
+        "StreamsGroupCurrentMemberAssignment-", "StreamsGroupTargetAssignmentMember-", "StreamsGroupMemberMetadata-",
+        "StreamsGroupMemberMetadata", "StreamsGroupTargetAssignmentMember", "StreamsGroupCurrentMemberAssignment",
+        "StreamsGroupCurrentMemberAssignment"]
+    assert to_data(describe(Coordinator.load(c.log, cluster=c.cluster))) == to_data(describe(c))
 
 
 def test_endpoint_information_epoch_ignores_members_without_an_endpoint():

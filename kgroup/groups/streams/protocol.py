@@ -206,9 +206,7 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
             raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
                              f"{group.group_id}.")
         return member, None
-    if member is not None and member.instance_id != instance_id:
-        raise _invalid(f"Member {member_id} cannot change its instance id from {member.instance_id} to "
-                       f"{instance_id}; a dynamic member cannot turn static.")
+    # Kafka's getOrMaybeCreateStaticStreamsGroupMember: the instance id decides, not the member id.
     existing = group.static_member(instance_id)
     if not joining:
         if existing is None:
@@ -218,11 +216,11 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
                              f"{instance_id} was fenced by member {existing.member_id}.")
         return existing, None
     if existing is None:
-        return member, None
-    if existing.member_id == member_id:
-        if existing.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            return existing.replace(member_epoch=0, previous_member_epoch=0), None  # back, tasks kept
-        return member, None
+        # A new static member; a known member id joining with an instance id nobody holds starts
+        # over as that static member (its record then moves the instance id mapping).
+        return None, None
+    if existing.member_id == member_id and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
+        return existing, None  # a join re-sent while active: its state comes back, nothing changes
     if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         raise KafkaError(ErrorCode.unreleased_instance_id,
                          f"Static member {member_id} with instance id {instance_id} cannot join the group "
@@ -650,10 +648,11 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
     for mid in members:
         tasks = result.get(mid, EMPTY_TASKS)
         target[mid] = tasks
-        if group.target_assignment.get(mid) != tasks:
+        if previous.get(mid) != tasks:   # a replaced static member's target counts under its new id
             records.append(G.target_member_record(gid, mid, tasks))
     for mid in group.target_assignment:
-        if mid not in members:
+        # a replaced static member's target was deleted with its other records already
+        if mid not in members and mid not in (renamed or {}).values():
             records.append(G.target_member_tombstone(gid, mid))
     records.append(G.target_epoch_record(gid, epoch))
     return target
@@ -734,19 +733,23 @@ def leave(c: "Coordinator", req: Any) -> Result:
         raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
                          f"{req.instance_id} was fenced by member {member.member_id}.")
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-        if member.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
-            return Result(response)  # it already left for a moment: nothing changes
-        # A static member leaving for a moment keeps its identity and tasks until its session ends.
-        # Under `kip`, tasks it was asked to revoke count as revoked (UNREVOKED -> STABLE): a stopped
-        # process runs nothing, so the member waiting for those tasks gets them now instead of after
-        # the session timeout (or the rebalance timeout). PR #22245's reviewers agreed this is right
-        # ("treat unrevoked partitions as revoked on that path"); Kafka's merged PR took it out to
-        # change consumer groups at the same time (KAFKA-20680), which is the `kafka` profile.
-        leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
-        if c.profile.streams_static_leave_revokes_pending:
-            leaving = leaving.replace(pending_revocation=EMPTY_TASKS, state=MemberState.STABLE)
-        return Result(response, [G.current_assignment_record(group.group_id, leaving)])
+        return Result(response, [G.current_assignment_record(group.group_id, static_leave(c, member))])
     return fence_members(c, group, [member], response)
+
+
+def static_leave(c: "Coordinator", member: StreamsGroupMember) -> StreamsGroupMember:
+    """A static member leaving for a moment (-2, Kafka's streamsGroupStaticMemberGroupLeave): it
+    keeps its identity, epoch history and tasks until its session ends; what it was revoking is
+    dropped (a stopped process runs nothing), so a member waiting for those tasks gets them now.
+    A second -2 leave writes the same record again, as Kafka does.
+
+    The member's state stays as it was (Kafka: the UNREVOKED -> STABLE fix-up was taken out of
+    PR #22245 to change consumer groups at the same time, KAFKA-20680); under `kip` a revoking
+    member becomes STABLE, as the PR's reviewers agreed is right (streams_static_leave_revokes_pending)."""
+    leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS)
+    if c.profile.streams_static_leave_revokes_pending and member.state == MemberState.UNREVOKED_PARTITIONS:
+        leaving = leaving.replace(state=MemberState.STABLE)
+    return leaving
 
 
 def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGroupMember], response: Any) -> Result:
