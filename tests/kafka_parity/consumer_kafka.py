@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from kgroup import Cluster, Coordinator
+from kgroup import records as R
 from kgroup.assignors import SERVER_ASSIGNORS, FixedAssignor
 from kgroup.groups.consumer import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
 from kgroup.groups.consumer import group as G
@@ -44,6 +45,16 @@ def mock_assignor(monkeypatch) -> MockAssignor:
     mock = MockAssignor()
     monkeypatch.setitem(SERVER_ASSIGNORS, "range", lambda: FixedAssignor(mock.assignment))
     return mock
+
+
+@pytest.fixture
+def mock_assignors(monkeypatch) -> dict[str, MockAssignor]:
+    """Two of Kafka's mocks, "uniform" (the default: first in the config) and "range"; use with
+    `coordinator(..., group_consumer_assignors=["uniform", "range"])`."""
+    mocks = {"uniform": MockAssignor(), "range": MockAssignor()}
+    for name, mock in mocks.items():
+        monkeypatch.setitem(SERVER_ASSIGNORS, name, lambda m=mock: FixedAssignor(m.assignment))
+    return mocks
 
 
 def cluster(**topics: int) -> Cluster:
@@ -105,6 +116,21 @@ def group_records(group_id: str, epoch: int, members: Iterable[ConsumerGroupMemb
     return out
 
 
+def classic_group_records(group_id: str, members: Iterable[tuple], generation: int = 0,
+                          protocol: str = "range") -> list:
+    """Kafka's `newGroupMetadataRecord` of a Stable classic group: `members` are (member id,
+    instance id, subscription bytes, assignment bytes), each with client "client-id" at
+    "client-host", rebalance timeout 10 s and session timeout 5 s, as Kafka's tests make them."""
+    V = R.GroupMetadataValue
+    members = list(members)
+    value = V(protocol_type="consumer", generation=generation, protocol=protocol, leader=members[0][0],
+              current_state_timestamp=0,
+              members=[V.MemberMetadata(member_id=m, group_instance_id=inst, client_id="client-id",
+                                        client_host="client-host", rebalance_timeout=10_000, session_timeout=5000,
+                                        subscription=sub, assignment=a) for m, inst, sub, a in members])
+    return [R.GroupMetadata(R.GroupMetadataKey(group=group_id), value, 3)]
+
+
 def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, frozenset[int]]:
     return {t: frozenset(ps) for t, ps in assignment.items() if ps}
 
@@ -161,5 +187,5 @@ def timeout_of(c: Coordinator, key: str) -> int | None:
 
 
 __all__ = ["PROFILES", "CLIENT_ID", "CLIENT_HOST", "HEARTBEAT_INTERVAL_MS", "SESSION_TIMEOUT_MS", "MockAssignor",
-           "mock_assignor", "cluster", "coordinator", "tid", "with_epochs", "member", "group_hash",
-           "group_records", "frozen", "hb", "join", "answer", "ok", "written", "consumer_group", "timeout_of"]
+           "mock_assignor", "mock_assignors", "cluster", "coordinator", "tid", "with_epochs", "member", "group_hash",
+           "group_records", "classic_group_records", "frozen", "hb", "join", "answer", "ok", "written", "consumer_group", "timeout_of"]

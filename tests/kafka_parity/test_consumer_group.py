@@ -16,11 +16,13 @@ from kgroup.groups.consumer import group as G
 from kgroup.groups.consumer.protocol import rebalance_key, session_key
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import request
-from tests.kafka_parity.consumer_kafka import (PROFILES, SESSION_TIMEOUT_MS, answer, cluster, consumer_group,
+from kgroup.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+from tests.kafka_parity.consumer_kafka import (PROFILES, SESSION_TIMEOUT_MS, answer, classic_group_records,
+                                               cluster, consumer_group,
                                                coordinator, group_hash, group_records, hb, join, member,
-                                               mock_assignor, ok, tid, timeout_of, written)
+                                               mock_assignor, mock_assignors, ok, tid, timeout_of, written)
 
-__all__ = ["mock_assignor"]  # the fixture, used by name
+__all__ = ["mock_assignor", "mock_assignors"]  # the fixtures, used by name
 GID = "fooup"
 pytestmark = pytest.mark.parametrize("profile", PROFILES)
 STABLE, UNREVOKED, UNRELEASED = MemberState.STABLE, MemberState.UNREVOKED_PARTITIONS, MemberState.UNRELEASED_PARTITIONS
@@ -279,6 +281,28 @@ def test_static_member_rejoins_with_new_subscribed_topics(profile, mock_assignor
         G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, rejoined)]
 
 
+def test_static_members_rejoin_with_new_server_assignor(profile, mock_assignors):
+    clu = cluster(foo=6)
+    foo = clu.topic_id("foo")
+    parts = {"m1": [0, 1], "m2": [2, 3], "m3": [4, 5]}
+    members = [member(m, instance=f"i{m[1]}", topics=["foo"], rebalance_ms=5000, assignor="uniform",
+                      assigned={foo: ps}) for m, ps in parts.items()]
+    c = coordinator(profile, clu, group_records(GID, 10, members, {m: {foo: ps} for m, ps in parts.items()},
+                                                metadata_hash=group_hash(clu, "foo")),
+                    group_consumer_assignors=["uniform", "range"])
+    for m in parts:
+        assert answer(hb(c, m, -2, instance=f"i{m[1]}")) == (E.none, m, -2, 0, None)
+    # m2 rejoins asking for "range": uniform is still preferred (2 to 1), nothing is bumped.
+    r = join(c, "m2b", topics=["foo"], instance="i2", assignor="range")
+    assert answer(r) == ok("m2b", 10, {foo: [2, 3]})
+    # m3 too: range is preferred now (KAFKA-20434), so the epoch is bumped and range assigns.
+    mock_assignors["range"].prepare({"m1": {foo: [0, 1]}, "m2b": {foo: [2, 3]}, "m3b": {foo: [4, 5]}})
+    r = join(c, "m3b", topics=["foo"], instance="i3", assignor="range")
+    assert answer(r) == ok("m3b", 11, {foo: [4, 5]})
+    g = consumer_group(c)
+    assert (g.group_epoch, g.assignment_epoch) == (11, 11)
+
+
 # ---------------------------------------------------------------------------------------
 # Static member errors
 
@@ -520,6 +544,41 @@ def test_consumer_group_heartbeat_with_empty_classic_group(profile, mock_assigno
                        G.target_epoch_record("classic-group-id", 2, c.now()),
                        G.current_assignment_record("classic-group-id", expected)]
     assert str(c.groups["classic-group-id"].type) == "consumer"
+
+
+def _classic_to_upgrade(profile, subscription: bytes, assignment: bytes):
+    """Kafka's stable classic group "group-id" of member-id-1 (foo and bar of one partition each),
+    upgrades allowed."""
+    clu = cluster(foo=1, bar=1)
+    records = classic_group_records("group-id", [("member-id-1", None, subscription, assignment)])
+    return coordinator(profile, clu, records, group_consumer_migration_policy="upgrade")
+
+
+@pytest.mark.parametrize("user_data, upgrades", [(None, True), (b"", True), (b"\x00", False)])
+def test_consumer_group_heartbeat_with_custom_assignor_classic_group(profile, mock_assignor, user_data, upgrades):
+    owned = [("foo", 0), ("bar", 0)]
+    c = _classic_to_upgrade(profile, encode_subscription(Subscription(("foo", "bar"), owned_partitions=owned)),
+                            encode_assignment(Assignment(owned, user_data)))
+    mock_assignor.prepare({"member-id-1": {tid(c, "foo"): [0]}, "member-id-2": {tid(c, "bar"): [0]}})
+    r = hb(c, "member-id-2", 0, group="group-id", topics=["foo", "bar"], rebalance_ms=5000, assignor="range", owned={})
+    if upgrades:
+        assert r.error_code == E.none and str(c.groups["group-id"].type) == "consumer"
+    else:
+        # A custom assignor's user data cannot be carried into a consumer group (fixed: kgroup upgraded).
+        assert (r.error_code, r.error_message) == (E.group_id_not_found, (
+            "Cannot upgrade classic group group-id to consumer group because an unsupported custom assignor is in "
+            "use. Please refer to the documentation or switch to a default assignor before re-attempting the upgrade."))
+        assert str(c.groups["group-id"].type) == "classic"
+
+
+def test_consumer_group_heartbeat_with_stable_classic_group_fails_on_malformed_protocol(profile, mock_assignor):
+    poison = bytes([0, 1, 0xFF, 0xFF, 0xFF, 0xFF])     # a v1 subscription whose topic array has length -1
+    c = _classic_to_upgrade(profile, poison, encode_assignment(Assignment([("foo", 0)])))
+    pos = c.position
+    r = hb(c, "member-id-2", 0, group="group-id", topics=["foo"], rebalance_ms=5000, assignor="range", owned={})
+    assert (r.error_code, r.error_message) == (E.group_id_not_found, "Cannot upgrade classic group group-id to "
+                                               "consumer group because the embedded consumer protocol is malformed.")
+    assert written(c, pos) == []
 
 
 def test_consumer_group_member_joins_with_regex_and_updates_it_before_resolution_completed(profile, mock_assignor):

@@ -79,7 +79,13 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
     try:
         for m in classic.members.values():
             sub, _ = decode_subscription(m.metadata(classic.protocol_name))
-            assigned = by_topic_id(c, decode_assignment(m.assignment)[0].partitions) if m.assignment else {}
+            wire = decode_assignment(m.assignment)[0] if m.assignment else None
+            if wire is not None and wire.user_data:
+                # Kafka: a custom assignor's user data cannot be carried over (UnsupportedVersionException)
+                raise KafkaError(ErrorCode.group_id_not_found, f"Cannot upgrade classic group {gid} to consumer "
+                                 "group because an unsupported custom assignor is in use. Please refer to the "
+                                 "documentation or switch to a default assignor before re-attempting the upgrade.")
+            assigned = by_topic_id(c, wire.partitions) if wire is not None else {}
             member = ConsumerGroupMember(
                 m.member_id, instance_id=m.group_instance_id, rack_id=sub.rack_id,
                 rebalance_timeout_ms=m.rebalance_timeout_ms, client_id=m.client_id, client_host=m.client_host,

@@ -441,7 +441,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     change = GroupChange(group, updated, replaced)
 
     group_epoch = group.group_epoch
-    bump = names_changed or regex_result == "resolved"
+    bump = names_changed or regex_result == "resolved" or _preferred_assignor_changed(c, change, member, updated)
     if bump or group.has_metadata_expired(now, c.cluster.metadata_version):
         group_epoch = update_subscription_metadata(c, change, bump, records)
 
@@ -464,6 +464,18 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
             {"topic_id": t, "partitions": sorted(reconciled.assigned_partitions[t])}
             for t in topic_order(reconciled.assigned_partitions)]}
     return Result(response, records, then=[follow_up] if follow_up else [])
+
+
+def _preferred_assignor_changed(c: "Coordinator", change: GroupChange, member: ConsumerGroupMember,
+                                updated: ConsumerGroupMember) -> bool:
+    """Kafka's `hasPreferredServerAssignorChanged` (KAFKA-20434): the group's effective assignor
+    (the default when no member names one) moves once most members ask for another, e.g.
+    when static members rejoin with a new one; that bumps the group epoch."""
+    if updated.server_assignor_name == member.server_assignor_name:
+        return False
+    default, group = c.config["group.consumer.assignors"][0], change.group
+    return (group.preferred_server_assignor(group.members) or default) \
+        != (group.preferred_server_assignor(change.members) or default)
 
 
 # ---------------------------------------------------------------------------------------
