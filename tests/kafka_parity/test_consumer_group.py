@@ -554,6 +554,47 @@ def _classic_to_upgrade(profile, subscription: bytes, assignment: bytes):
     return coordinator(profile, clu, records, group_consumer_migration_policy="upgrade")
 
 
+def _converted(member_id, protocols, assigned, topics=("foo", "bar")):
+    """A classic member as the upgrade rebuilds it: epoch 0 (the generation), Kafka's test client."""
+    from kgroup.groups.consumer import ClassicMemberMetadata
+    return member(member_id, epoch=0, previous=0, topics=topics, rebalance_ms=10_000, assignor=None,
+                  client_id="client-id", client_host="client-host", assigned=assigned).replace(
+        classic_member_metadata=ClassicMemberMetadata(5000, tuple(protocols)))
+
+
+def _upgrade_records(c, classic, joining, targets):
+    """The records of an upgrade by `joining` (Kafka's order): the classic tombstone, the
+    converted group at epoch 0, then the join's bump to 1 with the `targets` that changed."""
+    h = group_hash(c.cluster, "foo", "bar")
+    return ([R.GroupMetadata.tombstone(R.GroupMetadataKey(group="group-id"))]
+            + [G.member_record("group-id", m) for m in classic] + [G.group_epoch_record("group-id", 0, h)]
+            + [G.target_member_record("group-id", m.member_id, {t: frozenset(ps) for t, ps in
+                                                                  m.assigned_partitions.items()}) for m in classic]
+            + [G.target_epoch_record("group-id", 0, 0)] + [G.current_assignment_record("group-id", m) for m in classic]
+            + [G.member_record("group-id", joining), G.group_epoch_record("group-id", 1, h)]
+            + [G.target_member_record("group-id", m, {t: frozenset(ps) for t, ps in a.items()}) for m, a in targets]
+            + [G.target_epoch_record("group-id", 1, c.now()), G.current_assignment_record("group-id", joining)])
+
+
+def _subscription(*owned):
+    return encode_subscription(Subscription(("foo", "bar"), owned_partitions=list(owned)))
+
+
+def test_consumer_group_heartbeat_with_stable_classic_group(profile, mock_assignor):
+    sub = _subscription(("foo", 0), ("bar", 0))
+    c = _classic_to_upgrade(profile, sub, encode_assignment(Assignment([("foo", 0), ("bar", 0)])))
+    foo, bar = tid(c, "foo"), tid(c, "bar")
+    mock_assignor.prepare({"member-id-1": {foo: [0]}, "member-id-2": {bar: [0]}})
+    r = hb(c, "member-id-2", 0, group="group-id", topics=["foo", "bar"], rebalance_ms=5000, assignor="range", owned={})
+    assert r.error_code == E.none
+    m1 = _converted("member-id-1", [("range", sub)], {foo: [0], bar: [0]})
+    m2 = member("member-id-2", epoch=1, previous=0, state=UNRELEASED, rebalance_ms=5000)
+    # Kafka writes member-id-2's target before member-id-1's (its HashMap order)
+    assert written(c, 1) == _upgrade_records(c, [m1], m2, [("member-id-2", {bar: [0]}), ("member-id-1", {foo: [0]})])
+    assert timeout_of(c, session_key("group-id", "member-id-1")) == 5000
+    assert timeout_of(c, session_key("group-id", "member-id-2")) == SESSION_TIMEOUT_MS
+
+
 @pytest.mark.parametrize("user_data, upgrades", [(None, True), (b"", True), (b"\x00", False)])
 def test_consumer_group_heartbeat_with_custom_assignor_classic_group(profile, mock_assignor, user_data, upgrades):
     owned = [("foo", 0), ("bar", 0)]
