@@ -349,8 +349,8 @@ def test_failed_initialization_leaves_partitions_uninitialized_and_retries_kafka
 
 
 def test_without_a_share_coordinator_state_stays_initializing(monkeypatch):
-    from kgroup.groups.share import protocol
-    monkeypatch.setattr(protocol, "persister", lambda c: None)
+    from kgroup.groups.share import state
+    monkeypatch.setattr(state, "persister", lambda c: None)
     c = coord("kip", persister=False)
     join(c, M1)
     g = c.groups["g"]

@@ -2,24 +2,27 @@
 and which share-partitions have durable state (initializing, initialized, deleting).
 
 Everything here is rebuilt by replaying records 9-15; the handlers (`protocol.py`,
-`offsets.py`) only read it. A share group is a KIP-848 group without reconciliation: a
+`offsets.py`) only read it. Record 15's types and builders live with the rest of the durable
+share-partition state in `state.py` (re-exported here). A share group is a KIP-848 group without reconciliation: a
 member takes its target assignment at once (no fencing, no revocation), so the group is
 EMPTY, STABLE or DEAD (the KIP's "Share group states").
 """
 from __future__ import annotations
 
 import dataclasses
-import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
-from kgroup.groups.modern import (Assignment, MemberState, ModernGroup, ModernGroupState, assignment_of, topic_order,
+from kgroup.groups.modern import (Assignment, MemberState, ModernGroup, ModernGroupState, assignment_of,
                                   topic_partitions)
 from kgroup.javaorder import java_string_set_order
+
+from .state import (InitTopic, StatePartitionMetadata, before_delete_group, state_metadata_from_value,
+                    state_metadata_record, state_metadata_tombstone)
 
 SHARE_PROTOCOL_TYPE = "share"
 
@@ -45,29 +48,6 @@ class ShareGroupMember:
 
     def is_reconciled_to(self, target_epoch: int) -> bool:
         return self.state == MemberState.STABLE and self.member_epoch == target_epoch
-
-
-@dataclass(frozen=True)
-class InitTopic:
-    """A topic of record 15: its name, the partitions and when they were (last) initialised."""
-
-    name: str
-    partitions: frozenset[int]
-    timestamp: int = -1
-
-
-@dataclass(frozen=True)
-class StatePartitionMetadata:
-    """Record 15 (Kafka's `ShareGroupStatePartitionMetadataInfo`): which share-partitions have
-    durable state in the share coordinator, which are being initialised, and which deleted."""
-
-    initializing: Mapping[uuid.UUID, InitTopic] = field(default_factory=dict)
-    initialized: Mapping[uuid.UUID, InitTopic] = field(default_factory=dict)
-    #: topic id -> topic name
-    deleting: Mapping[uuid.UUID, str] = field(default_factory=dict)
-
-    def partitions(self, which: str = "initialized") -> dict[uuid.UUID, frozenset[int]]:
-        return {t: v.partitions for t, v in getattr(self, which).items()}
 
 
 class ShareGroup(ModernGroup):
@@ -128,7 +108,6 @@ class ShareGroup(ModernGroup):
 
     def before_delete(self, coordinator: Any) -> list:
         """DeleteGroups: the share coordinator forgets the group's share-partitions first."""
-        from .offsets import before_delete_group
         return before_delete_group(coordinator, self)
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
@@ -194,6 +173,16 @@ class ShareGroup(ModernGroup):
                 f"assignment_epoch={self.assignment_epoch}, members={list(self.members)})")
 
 
+def share_group(c: "Coordinator", group_id: str) -> ShareGroup:
+    """Kafka's `shareGroup(groupId)`: GROUP_ID_NOT_FOUND for a missing group or another type."""
+    group = c.groups.get(group_id)
+    if group is None:
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
+    if not isinstance(group, ShareGroup):
+        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
+    return group
+
+
 # ---------------------------------------------------------------------------------------
 # Records (Kafka's GroupCoordinatorRecordHelpers for share groups)
 
@@ -250,36 +239,14 @@ def partition_metadata_tombstone(group_id: str) -> Any:
     return R.ShareGroupPartitionMetadata.tombstone(R.ShareGroupPartitionMetadataKey(group_id=group_id))
 
 
-def state_metadata_record(group_id: str, sm: StatePartitionMetadata) -> Any:
-    V = R.ShareGroupStatePartitionMetadataValue
-
-    def infos(topics: Mapping[uuid.UUID, InitTopic]) -> list:
-        return [V.TopicPartitionsInfo(topic_id=t, topic_name=topics[t].name, partitions=sorted(topics[t].partitions),
-                                      create_timestamp=topics[t].timestamp) for t in topic_order(topics)]
-    return R.ShareGroupStatePartitionMetadata(
-        R.ShareGroupStatePartitionMetadataKey(group_id=group_id),
-        V(initializing_topics=infos(sm.initializing), initialized_topics=infos(sm.initialized),
-          deleting_topics=[V.TopicInfo(topic_id=t, topic_name=sm.deleting[t]) for t in topic_order(sm.deleting)]))
-
-
-def state_metadata_tombstone(group_id: str) -> Any:
-    return R.ShareGroupStatePartitionMetadata.tombstone(R.ShareGroupStatePartitionMetadataKey(group_id=group_id))
-
-
 def member_from_value(member_id: str, old: ShareGroupMember | None, value: Any) -> ShareGroupMember:
     base = old if old is not None else ShareGroupMember(member_id)
     return base.replace(rack_id=value.rack_id, client_id=value.client_id, client_host=value.client_host,
                         subscribed_topic_names=frozenset(value.subscribed_topic_names))
 
 
-def state_metadata_from_value(value: Any) -> StatePartitionMetadata:
-    def topics(infos: Iterable[Any]) -> dict[uuid.UUID, InitTopic]:
-        return {i.topic_id: InitTopic(i.topic_name, frozenset(i.partitions), i.create_timestamp) for i in infos}
-    return StatePartitionMetadata(topics(value.initializing_topics), topics(value.initialized_topics),
-                                  {t.topic_id: t.topic_name for t in value.deleting_topics})
-
-
 __all__ = ["ShareGroup", "ShareGroupMember", "StatePartitionMetadata", "InitTopic", "SHARE_PROTOCOL_TYPE",
+           "share_group",
            "group_epoch_record", "member_record", "member_tombstone", "target_member_record",
            "target_member_tombstone", "target_epoch_record", "current_assignment_record",
            "current_assignment_tombstone", "partition_metadata_tombstone", "state_metadata_record",

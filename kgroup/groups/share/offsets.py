@@ -3,7 +3,7 @@ DeleteShareGroupOffsets (92), and the share part of DeleteGroups.
 
 A share group has no committed offsets: its position in each share-partition is the
 share-partition start offset (SPSO), kept by the share coordinator. These handlers reach it
-through the `Persister` (`protocol.persister`), as Kafka's `GroupCoordinatorService` does,
+through the `Persister` (`state.persister`), as Kafka's `GroupCoordinatorService` does,
 and keep record 15 (which share-partitions have durable state) in step. Resetting or deleting
 also drops the share-partition leader's in-flight records (`partition.forget`), since an
 admin reset discards in-flight state (KIP-932, "--reset-offsets ... instances must be inactive").
@@ -19,8 +19,9 @@ from kgroup.groups.modern import topic_order
 from kgroup.runtime import Result, handles
 
 from . import group as G
-from .group import InitTopic, ShareGroup, StatePartitionMetadata
-from .protocol import _merge, initialize_share_state, persister, share_group
+from .group import ShareGroup, share_group
+from .state import (InitTopic, StatePartitionMetadata, before_delete_group, delete_share_state, forget_in_flight,
+                    initialize_share_state, merge_topics, require_persister)
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -36,23 +37,6 @@ NO_OFFSETS_MESSAGE = "There is no offset information to delete."
 NON_EMPTY_GROUP_MESSAGE = "The group is not empty."
 #: the lag of a share-partition whose SPSO is not known yet (Kafka's `PartitionFactory.UNINITIALIZED_LAG`)
 UNINITIALIZED = -1
-
-
-def forget_in_flight(c: "Coordinator", group_id: str, topic_id: uuid.UUID | None = None,
-                     partition: int | None = None) -> None:
-    """Drop the share-partition leader's in-flight records of the group (soft state)."""
-    try:
-        from kgroup.groups.share.partition import forget
-    except ImportError:
-        return  # no share-partition leader in this build: nothing is in flight
-    forget(c, group_id, topic_id, partition)
-
-
-def _require_persister(c: "Coordinator") -> Any:
-    p = persister(c)
-    if p is None:
-        raise KafkaError(ErrorCode.coordinator_not_available, "The share coordinator is not available.")
-    return p
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,7 +60,7 @@ def describe_offsets(c: "Coordinator", g: Any, version: int) -> dict:
         if not group_id:
             raise KafkaError(ErrorCode.invalid_group_id, None)
         c.check_coordinator(group_id)
-        p = _require_persister(c)
+        p = require_persister(c)
     except KafkaError as e:
         return {"group_id": group_id, "topics": [], "error_code": e.code, "error_message": e.message or None}
     if g.topics is None:
@@ -145,7 +129,7 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
         group = share_group(c, group_id)
         if group.members:
             raise KafkaError(ErrorCode.non_empty_group, NON_EMPTY_GROUP_MESSAGE)  # ShareGroup.validateEmptyGroup
-        _require_persister(c)
+        require_persister(c)
     except KafkaError as e:
         return Result(_alter_error(e.code, e.message or None))
     now = c.now()
@@ -173,7 +157,7 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
     sm = group.state_metadata
     records = [G.group_epoch_record(group_id, epoch, group.metadata_hash),
                G.state_metadata_record(group_id, StatePartitionMetadata(
-                   _merge(sm.initializing, topics), dict(sm.initialized),
+                   merge_topics(sm.initializing, topics), dict(sm.initialized),
                    {t: n for t, n in sm.deleting.items() if t not in topics}))]
 
     codes: dict[tuple[uuid.UUID, int], ErrorCode] = {}
@@ -196,28 +180,6 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
 
 # ---------------------------------------------------------------------------------------
 # DeleteShareGroupOffsets and DeleteGroups: forget share-partitions
-
-def delete_share_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, ErrorCode]:
-    """DeleteShareGroupState for every share-partition of `topics` the group has state for
-    (initialised or initialising); the first error of each topic."""
-    p = _require_persister(c)
-    group = c.groups[group_id]
-    assert isinstance(group, ShareGroup)
-    sm = group.state_metadata
-    errors: dict[uuid.UUID, ErrorCode] = {}
-    for tid in topic_order(topics):
-        parts = set(sm.initialized[tid].partitions if tid in sm.initialized else ()) | \
-            set(sm.initializing[tid].partitions if tid in sm.initializing else ())
-        if not parts and tid in sm.deleting and topics[tid] in c.cluster:
-            parts = set(range(c.cluster.partitions(topics[tid])))  # a delete that did not finish
-        errors[tid] = ErrorCode.none
-        for part in sorted(parts):
-            forget_in_flight(c, group_id, tid, part)
-            code = p.delete_state(group_id, tid, part)
-            if code != ErrorCode.none and errors[tid] == ErrorCode.none:
-                errors[tid] = code
-    return errors
-
 
 def deleting_record(group_id: str, sm: StatePartitionMetadata, topics: Mapping[uuid.UUID, str]) -> Any:
     """Record 15 with `topics` moved to deleting (Kafka's `shareGroupBuildPartitionDeleteRequest`)."""
@@ -244,7 +206,7 @@ def delete_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resu
         group = share_group(c, group_id)
         if group.members:
             raise KafkaError(ErrorCode.non_empty_group, NON_EMPTY_GROUP_MESSAGE)  # ShareGroup.validateEmptyGroup
-        _require_persister(c)
+        require_persister(c)
     except KafkaError as e:
         return Result({**base, "error_code": e.code, "error_message": e.message or None})
     sm = group.state_metadata
@@ -282,26 +244,6 @@ def delete_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resu
     def response() -> dict:
         return {**base, "responses": responses + [answers[t] for t in topic_order(candidates)]}
     return Result(response, [deleting_record(group_id, sm, candidates)], then=[delete])
-
-
-def before_delete_group(c: "Coordinator", group: ShareGroup) -> list:
-    """DeleteGroups for a share group: every share-partition's durable state is deleted first
-    (record 15 marks them deleting); an error keeps the group (Kafka's `deleteShareGroups`)."""
-    sm = group.state_metadata
-    topics = {t: v.name for t, v in sm.initialized.items()}
-    topics.update({t: v.name for t, v in sm.initializing.items()})
-    # a topic still being deleted is deleted again, unless it is gone from the cluster
-    # (Kafka's shareGroupBuildPartitionDeleteRequest finds its partitions in the metadata image)
-    topics.update({t: n for t, n in sm.deleting.items() if n in c.cluster and c.cluster.topic_id(n) == t})
-    if not topics:
-        return []
-    errors = delete_share_state(c, group.group_id, topics)
-    forget_in_flight(c, group.group_id)
-    for code in errors.values():
-        if code != ErrorCode.none:
-            raise KafkaError(code, "The share coordinator did not delete the share-group state.")
-    # every share-partition of the group is being deleted now, and those only
-    return [G.state_metadata_record(group.group_id, StatePartitionMetadata({}, {}, topics))]
 
 
 __all__ = ["describe_share_group_offsets", "alter_share_group_offsets", "delete_share_group_offsets",

@@ -31,7 +31,9 @@ from kgroup.javaorder import JavaHashMap
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
-from .group import InitTopic, ShareGroup, ShareGroupMember, StatePartitionMetadata
+from .group import ShareGroup, ShareGroupMember, share_group
+from .state import (PERSISTER_KEY, InitTopic, StatePartitionMetadata, initialize_share_state, merge_topics,
+                    persister)
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -41,8 +43,6 @@ SHARE_GROUP_DESCRIBE = 77
 #: Kafka's `group.share.initialize.retry.interval.ms` default: share-partitions still
 #: "initializing" after this long are initialised again by the next heartbeat.
 INITIALIZE_RETRY_INTERVAL_MS = 30_000
-#: the persister in `Coordinator.soft_state` (see `persister`)
-PERSISTER_KEY = "share.persister"
 #: an assignor in `Coordinator.soft_state` that replaces the simple assignor (a what-if, or a
 #: test's stand-in for Kafka's MockPartitionAssignor; see `share_assignor`)
 ASSIGNOR_KEY = "share.assignor"
@@ -53,23 +53,7 @@ def session_key(group_id: str, member_id: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# The share coordinator, as the group coordinator reaches it
-
-def persister(c: "Coordinator") -> Any:
-    """The `Persister` the group coordinator initialises and deletes share state with.
-
-    `c.soft_state["share.persister"]` when set (tests and notebooks may put one there);
-    otherwise the share coordinator's `CoordinatorPersister(c)`, created once. None when
-    no share coordinator is available: durable state is then not initialised."""
-    p = c.soft_state.get(PERSISTER_KEY)
-    if p is None:
-        try:
-            from kgroup.groups.share.persister import CoordinatorPersister  # the share-coordinator part
-        except ImportError:
-            return None
-        p = c.soft_state[PERSISTER_KEY] = CoordinatorPersister(c)
-    return p
-
+# The assignor and the group configs
 
 def share_assignor(c: "Coordinator") -> Any:
     """The assignor share groups use: `c.soft_state["share.assignor"]` when set (e.g. a
@@ -133,16 +117,6 @@ def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
         return heartbeat(c, req)
     except KafkaError as e:
         return Result(_error(e))
-
-
-def share_group(c: "Coordinator", group_id: str) -> ShareGroup:
-    """Kafka's `shareGroup(groupId)`: GROUP_ID_NOT_FOUND for a missing group or another type."""
-    group = c.groups.get(group_id)
-    if group is None:
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
-    if not isinstance(group, ShareGroup):
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
-    return group
 
 
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool) -> ShareGroup:
@@ -351,7 +325,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
 
 
 # ---------------------------------------------------------------------------------------
-# Durable share-partition state (record 15 + the persister)
+# Durable share-partition state: what a heartbeat asks the share coordinator to initialise
+# (record 15 and the persister: `state.py`)
 
 def subscribed_topics_change_map(c: "Coordinator", group: ShareGroup, names: Iterable[str]) -> dict[uuid.UUID, InitTopic]:
     """Kafka's `subscribedTopicsChangeMap`: subscribed share-partitions neither initialised nor
@@ -396,57 +371,10 @@ def _covers(partitions: frozenset[int], count: int) -> bool:
     return covered
 
 
-def _merge(a: Mapping[uuid.UUID, InitTopic], b: Mapping[uuid.UUID, InitTopic]) -> dict[uuid.UUID, InitTopic]:
-    """Kafka's `combineInitMaps`: partitions united, name and timestamp from `b` where it has the topic."""
-    out = dict(a)
-    for t, v in b.items():
-        old = out.get(t)
-        out[t] = InitTopic(v.name, v.partitions | (old.partitions if old else frozenset()), v.timestamp)
-    return out
-
-
 def _add_initializing(sm: StatePartitionMetadata, topics: Mapping[uuid.UUID, InitTopic]) -> StatePartitionMetadata:
     """Kafka's `addInitializingTopicsRecords`: an initialising topic is no longer being deleted."""
-    return StatePartitionMetadata(_merge(sm.initializing, topics), dict(sm.initialized),
+    return StatePartitionMetadata(merge_topics(sm.initializing, topics), dict(sm.initialized),
                                   {t: n for t, n in sm.deleting.items() if t not in topics})
-
-
-def _subtract(topics: Mapping[uuid.UUID, InitTopic], done: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, InitTopic]:
-    out = {}
-    for t, v in topics.items():
-        left = v.partitions - frozenset(done.get(t, ()))
-        if left:
-            out[t] = InitTopic(v.name, left, v.timestamp)
-    return out
-
-
-def initialize_share_state(c: "Coordinator", group_id: str, state_epoch: int, topics: Mapping[uuid.UUID, InitTopic],
-                           start_offsets: Mapping[tuple[uuid.UUID, int], int] | None = None,
-                           codes: dict[tuple[uuid.UUID, int], ErrorCode] | None = None) -> Result | None:
-    """InitializeShareGroupState for the share-partitions, then record 15: the ones that
-    succeeded move from initializing to initialized (Kafka's `initializeShareGroupState`),
-    the ones that failed leave initializing (`uninitializeShareGroupState`). Each answer is
-    put in `codes` when given."""
-    p = persister(c)
-    group = c.groups.get(group_id)
-    if p is None or not isinstance(group, ShareGroup):
-        return None
-    ok: dict[uuid.UUID, set[int]] = {}
-    failed: dict[uuid.UUID, set[int]] = {}
-    for tid in topic_order(topics):
-        for part in sorted(topics[tid].partitions):
-            offset = -1 if start_offsets is None else start_offsets.get((tid, part), -1)
-            code = p.initialize_state(group_id, tid, part, state_epoch, offset)
-            if codes is not None:
-                codes[(tid, part)] = code
-            (ok if code == ErrorCode.none else failed).setdefault(tid, set()).add(part)
-    sm = group.state_metadata
-    done = {t: InitTopic(topics[t].name, frozenset(ps), topics[t].timestamp) for t, ps in ok.items()}
-    new = StatePartitionMetadata(_subtract(_subtract(sm.initializing, ok), failed), _merge(sm.initialized, done),
-                                 {t: n for t, n in sm.deleting.items() if t not in ok})
-    if new == sm:
-        return None
-    return Result(records=[G.state_metadata_record(group_id, new)])
 
 
 # ---------------------------------------------------------------------------------------
