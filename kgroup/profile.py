@@ -51,6 +51,12 @@ class Profile:
     #: as revoked, UNREVOKED -> STABLE (kip: PR #22245's review) vs left pending (kafka: the merged
     #: PR took the fix-up out, KAFKA-20680, to change consumer groups at the same time).
     streams_static_leave_revokes_pending: bool
+    #: Streams: a change of any of the KIP's three assignment configs bumps the group epoch (kip) vs
+    #: of num.standby.replicas only, the one Kafka's group metadata record keeps (kafka).
+    streams_bump_on_every_assignment_config: bool
+    #: Streams: the MISSING_INTERNAL_TOPICS detail says how creating the topics stands (kip: KIP-1071
+    #: "whether an attempt to create the topics was made") vs Kafka's "Internal topics are missing: ..." (kafka).
+    streams_internal_topic_progress: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
     #: Share: the simple assignor gives every member all partitions of its subscribed topics (kip)
@@ -95,6 +101,8 @@ KIP = Profile(
     streams_acceptable_recovery_lag_in_v0=True,
     streams_online_migration=True,
     streams_static_leave_revokes_pending=True,
+    streams_bump_on_every_assignment_config=True,
+    streams_internal_topic_progress=True,
     share_archive_acquired_below_spso=True,
     share_assign_all_partitions_to_all_members=True,
     share_assign_initialized_only=False,
@@ -120,6 +128,8 @@ KAFKA = Profile(
     streams_acceptable_recovery_lag_in_v0=False,
     streams_online_migration=False,
     streams_static_leave_revokes_pending=False,
+    streams_bump_on_every_assignment_config=False,
+    streams_internal_topic_progress=False,
     share_archive_acquired_below_spso=False,
     share_assign_all_partitions_to_all_members=False,
     share_assign_initialized_only=True,

@@ -8,11 +8,14 @@ from __future__ import annotations
 import pytest
 
 from kgroup import Cluster, Coordinator, ErrorCode
+from kgroup.groups.modern import INITIAL_GROUP_EPOCH
 from kgroup.groups.streams import StreamsGroupState, Subtopology, TopicInfo, Topology
 from kgroup.protocol import request, to_data
 from tests.streams_testing import STATEFUL, STATELESS, describe, sgroup, shb, statuses, tasks_of, written
 
 E = ErrorCode
+#: the first computed assignment's epoch: a new group starts at epoch 1 (KAFKA-20268), a join bumps it
+FIRST = INITIAL_GROUP_EPOCH + 1
 MISSING_SOURCE, INCORRECTLY_PARTITIONED, MISSING_INTERNAL, SHUTDOWN, DELAYED = 1, 2, 3, 4, 5
 
 
@@ -33,14 +36,14 @@ def assert_reload_equal(c: Coordinator) -> None:
 def test_first_member_gets_every_task_and_the_records_in_kafkas_order():
     c = coord()
     r = shb(c, "A", 0)
-    assert (r.error_code, r.member_id, r.member_epoch) == (E.none, "A", 1)
+    assert (r.error_code, r.member_id, r.member_epoch) == (E.none, "A", FIRST)
     assert tasks_of(r.active_tasks) == {"0": {0, 1, 2}} and tasks_of(r.standby_tasks) == {}
-    assert r.heartbeat_interval.total_seconds() == 5 and r.status is None   # Kafka: no list when no status
-    assert written(c, 0) == ["StreamsGroupTopology", "StreamsGroupMemberMetadata", "StreamsGroupMetadata",
+    assert r.heartbeat_interval.total_seconds() == 5 and r.status == ()   # Kafka: an empty list, never null
+    assert written(c, 0) == ["StreamsGroupMemberMetadata", "StreamsGroupTopology", "StreamsGroupMetadata",
                              "StreamsGroupTargetAssignmentMember", "StreamsGroupTargetAssignmentMetadata",
                              "StreamsGroupCurrentMemberAssignment"]
     g = sgroup(c)
-    assert (g.group_epoch, g.assignment_epoch, g.state) == (1, 1, StreamsGroupState.STABLE)
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (FIRST, FIRST, StreamsGroupState.STABLE)
     assert_reload_equal(c)
 
 
@@ -48,7 +51,7 @@ def test_unchanged_heartbeat_writes_nothing_and_omits_tasks():
     c = coord()
     shb(c, "A", 0)
     before = c.position
-    r = shb(c, "A", 1)
+    r = shb(c, "A", FIRST)
     assert r.error_code == E.none and r.active_tasks is None and c.position == before
 
 
@@ -57,7 +60,7 @@ def test_tasks_are_sent_on_join_and_change_only():
     # following cases: 1. The member is joining. 2. The member's assignment has been updated."
     c = coord()
     shb(c, "A", 0)
-    r = shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={}, process="p-A", rebalance_ms=30_000)
+    r = shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={}, process="p-A", rebalance_ms=30_000)
     assert r.active_tasks is None
     assert shb(c, "A", 0).active_tasks is not None      # a (re)join always gets the task lists
 
@@ -66,13 +69,13 @@ def test_second_member_revoke_then_assign_active_tasks():
     c = coord()
     shb(c, "A", 0)
     b = shb(c, "B", 0)
-    assert b.member_epoch == 2 and tasks_of(b.active_tasks) == {}    # A still owns everything
-    a = shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={})
+    assert b.member_epoch == FIRST + 1 and tasks_of(b.active_tasks) == {}    # A still owns everything
+    a = shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={})
     kept = tasks_of(a.active_tasks)["0"]
-    assert a.member_epoch == 1 and len(kept) in (1, 2)                 # revoke first, epoch kept
-    a = shb(c, "A", 1, active={"0": sorted(kept)}, standby={}, warmup={})
-    assert a.member_epoch == 2
-    b = shb(c, "B", 2, active={}, standby={}, warmup={})
+    assert a.member_epoch == FIRST and len(kept) in (1, 2)                 # revoke first, epoch kept
+    a = shb(c, "A", FIRST, active={"0": sorted(kept)}, standby={}, warmup={})
+    assert a.member_epoch == FIRST + 1
+    b = shb(c, "B", FIRST + 1, active={}, standby={}, warmup={})
     assert tasks_of(b.active_tasks)["0"] == {0, 1, 2} - kept
     assert sgroup(c).state == StreamsGroupState.STABLE
     assert_reload_equal(c)
@@ -100,7 +103,7 @@ def test_consumer_heartbeat_to_a_streams_group_and_back():
 def test_unknown_member():
     c = coord()
     shb(c, "A", 0)
-    r = shb(c, "Z", 1)
+    r = shb(c, "Z", FIRST)
     assert (r.error_code, r.error_message) == (E.unknown_member_id, "Member Z is not a member of group app.")
 
 
@@ -122,12 +125,12 @@ def test_lost_response_previous_epoch_with_subset_is_accepted():
     c = coord()
     shb(c, "A", 0)
     shb(c, "B", 0)
-    shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={})   # revoking, still epoch 1
+    shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={})   # revoking, epoch kept
     kept = sgroup(c).members["A"].assigned.active["0"]
-    shb(c, "A", 1, active={"0": sorted(kept)}, standby={}, warmup={})  # -> epoch 2, response lost
-    assert sgroup(c).members["A"].member_epoch == 2
-    r = shb(c, "A", 1, active={"0": sorted(kept)}, standby={}, warmup={})
-    assert r.error_code == E.none and r.member_epoch == 2
+    shb(c, "A", FIRST, active={"0": sorted(kept)}, standby={}, warmup={})  # -> next epoch, response lost
+    assert sgroup(c).members["A"].member_epoch == FIRST + 1
+    r = shb(c, "A", FIRST, active={"0": sorted(kept)}, standby={}, warmup={})
+    assert r.error_code == E.none and r.member_epoch == FIRST + 1
 
 
 def test_fenced_epoch_removes_the_member_kip():
@@ -152,7 +155,7 @@ def test_session_timeout_removes_the_member():
     shb(c, "A", 0)
     shb(c, "B", 0)
     c.advance(44_000)
-    shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={})
+    shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={})
     c.advance(2_000)                                   # B never heartbeat again: 46 s > 45 s
     assert "B" not in sgroup(c).members and "A" in sgroup(c).members
     assert_reload_equal(c)
@@ -162,11 +165,11 @@ def test_rebalance_timeout_fences_a_member_that_does_not_revoke():
     c = coord()
     shb(c, "A", 0, rebalance_ms=10_000)
     shb(c, "B", 0)
-    shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={})   # asked to revoke
+    shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={})   # asked to revoke
     for _ in range(3):
         c.advance(4_000)
-        shb(c, "B", 2)
-        shb(c, "A", 1, active={"0": [0, 1, 2]}, standby={}, warmup={}) if "A" in sgroup(c).members else None
+        shb(c, "B", FIRST + 1)
+        shb(c, "A", FIRST, active={"0": [0, 1, 2]}, standby={}, warmup={}) if "A" in sgroup(c).members else None
     assert "A" not in sgroup(c).members
 
 
@@ -178,7 +181,8 @@ def test_missing_source_topic_status_names_the_topics():
     r = shb(c, "A", 0, topology=t)
     assert statuses(r) == {MISSING_SOURCE: "Source topics clicks, views are missing."}
     assert tasks_of(r.active_tasks) == {} and sgroup(c).state == StreamsGroupState.NOT_READY
-    assert describe(c).topology.subtopologies is None
+    # Not configured: described as the members sent it (Kafka's StreamsGroup.asDescribedGroup).
+    assert [list(s.source_topics) for s in describe(c).topology.subtopologies] == [["orders", "clicks", "views"]]
     c.cluster.create_topic("clicks", 3)
     c.cluster.create_topic("views", 3)
     r = shb(c, "A", r.member_epoch)
@@ -197,7 +201,7 @@ def test_incorrectly_partitioned_copartition_group():
     t = Topology(0, (Subtopology("0", ("orders", "clicks"), copartition_groups=(CopartitionGroup((0, 1)),)),))
     r = shb(c, "A", 0, topology=t)
     assert statuses(r) == {INCORRECTLY_PARTITIONED:
-                           "Following topics do not have the same number of partitions: [clicks=2, orders=3]"}
+                           "Following topics do not have the same number of partitions: [{clicks=2, orders=3}]"}
 
 
 def test_missing_sources_take_precedence_over_partitioning_and_internal_topics():
@@ -292,8 +296,8 @@ def test_new_partitions_bump_exactly_the_groups_reading_the_topic():
     shb(c, "A", 0, group="pay", topology=Topology(0, (Subtopology("0", ("payments",)),)))
     app, pay = sgroup(c, "app").group_epoch, sgroup(c, "pay").group_epoch
     c.cluster.increase_partitions("orders", 5)
-    r = shb(c, "A", 1, group="app")
-    shb(c, "A", 1, group="pay")
+    r = shb(c, "A", FIRST, group="app")
+    shb(c, "A", FIRST, group="pay")
     assert sgroup(c, "app").group_epoch == app + 1 and sgroup(c, "pay").group_epoch == pay
     assert tasks_of(r.active_tasks) == {"0": {0, 1, 2, 3, 4}}
 
@@ -376,12 +380,16 @@ def test_no_initial_delay_kip():
 def test_endpoint_information_only_when_the_member_is_behind():
     c = coord()
     r = shb(c, "A", 0, endpoint=("a.example", 8080))
-    assert r.endpoint_information_epoch > 0
+    # The epoch is soft state: the group this join created starts from its records at 0 (PR #20854).
+    assert r.endpoint_information_epoch == 0
     info = r.partitions_by_user_endpoint
     assert [(e.user_endpoint.host, [(p.topic, list(p.partitions)) for p in e.active_partitions]) for e in info] == \
         [("a.example", [("orders", [0, 1, 2])])]
-    r = shb(c, "A", 1, endpoint_epoch=r.endpoint_information_epoch)
+    r = shb(c, "A", FIRST, endpoint_epoch=r.endpoint_information_epoch)
     assert r.partitions_by_user_endpoint is None
+    b = shb(c, "B", 0, endpoint=("b.example", 8080))   # B's tasks moved: the map changed
+    assert b.endpoint_information_epoch == 1 and len(b.partitions_by_user_endpoint) == 2
+    assert shb(c, "A", FIRST, endpoint_epoch=0).partitions_by_user_endpoint is not None
 
 
 # -- describe --------------------------------------------------------------------------
@@ -402,7 +410,7 @@ def test_describe_every_field():
     shb(c, "A", 0, instance="i-1", rack="r1", endpoint=("h", 1), client_tags={"zone": "a"},
         task_offsets={("0", 0): 5}, task_end_offsets={("0", 0): 9}, client_id="cli")
     d = describe(c)
-    assert (d.group_state, d.group_epoch, d.assignment_epoch, d.topology.epoch) == ("Stable", 1, 1, 0)
+    assert (d.group_state, d.group_epoch, d.assignment_epoch, d.topology.epoch) == ("Stable", FIRST, FIRST, 0)
     m = d.members[0]
     assert (m.member_id, m.instance_id, m.rack_id, m.client_id, m.process_id, m.topology_epoch, m.is_classic) == \
         ("A", "i-1", "r1", "cli", "p-A", 0, False)

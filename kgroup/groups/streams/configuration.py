@@ -187,17 +187,17 @@ def _enforce_copartitioning(topology: Topology, resolved: dict[str, list[str]], 
             ext_counts = {t: sources[t] for t in external if t in sources}
             if len(set(ext_counts.values())) > 1:
                 detail = ", ".join(f"{t}={n}" for t, n in sorted(ext_counts.items()))
-                raise _PartitioningError(f"Following topics do not have the same number of partitions: [{detail}]")
+                raise _PartitioningError(f"Following topics do not have the same number of partitions: [{{{detail}}}]")
             fixed = {t: repartition[t] for t in internal if t in declared}
             if ext_counts:
                 target = next(iter(ext_counts.values()))
                 wrong = {t: n for t, n in fixed.items() if n != target}
                 if wrong:
                     detail = ", ".join(f"{t}={n}" for t, n in sorted({**ext_counts, **wrong}.items()))
-                    raise _PartitioningError(f"Following topics do not have the same number of partitions: [{detail}]")
+                    raise _PartitioningError(f"Following topics do not have the same number of partitions: [{{{detail}}}]")
             elif len(set(fixed.values())) > 1:
                 detail = ", ".join(f"{t}={n}" for t, n in sorted(fixed.items()))
-                raise _PartitioningError(f"Following topics do not have the same number of partitions: [{detail}]")
+                raise _PartitioningError(f"Following topics do not have the same number of partitions: [{{{detail}}}]")
             elif fixed:
                 target = next(iter(fixed.values()))
             else:

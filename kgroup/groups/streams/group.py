@@ -175,6 +175,8 @@ class StreamsGroup(ModernGroup):
         self.process_tasks: dict[str, dict[TaskId, set[str]]] = {}
         # Soft state.
         self.shutdown_requested_by: str | None = None
+        #: (acceptable.recovery.lag, num.warmup.replicas) last seen, under `kip` (not in the record)
+        self.other_assignment_configs: tuple | None = None
         self.endpoint_information_epoch = 0
         #: what members last reported (KIP-1071: never persisted, "constantly changing")
         self.task_offsets: dict[str, dict[TaskId, int]] = {}
@@ -236,15 +238,21 @@ class StreamsGroup(ModernGroup):
         return configured is not None and topic in configured.topics
 
     def tombstones(self) -> list:
-        """Records deleting the group, in Kafka's order (current, target, epoch, members, topology, metadata)."""
+        """Records deleting the group, in Kafka's order (current, target, epoch, members, metadata, topology)."""
         g = self.group_id
         out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
         out += [target_member_tombstone(g, m) for m in self.members]
         out.append(R.StreamsGroupTargetAssignmentMetadata.tombstone(R.StreamsGroupTargetAssignmentMetadataKey(group_id=g)))
         out += [member_tombstone(g, m) for m in self.members]
-        out.append(R.StreamsGroupTopology.tombstone(R.StreamsGroupTopologyKey(group_id=g)))
         out.append(R.StreamsGroupMetadata.tombstone(R.StreamsGroupMetadataKey(group_id=g)))
+        out.append(R.StreamsGroupTopology.tombstone(R.StreamsGroupTopologyKey(group_id=g)))
         return out
+
+    def before_delete(self, coordinator: Any) -> list:
+        """A deleted group's initial-rebalance-delay timer goes with it (Kafka's cancelTimers)."""
+        from .protocol import initial_delay_key
+        coordinator.timers.cancel(initial_delay_key(self.group_id))
+        return []
 
     # -- topology -------------------------------------------------------------------------
     def configured_topology(self, topology: Topology | None = None) -> ConfiguredTopology | None:

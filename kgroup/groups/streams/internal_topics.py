@@ -11,6 +11,8 @@ All of this is soft state: a new coordinator simply asks again.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -94,11 +96,14 @@ def _complete(c: "Coordinator", group_id: str, topics: dict) -> Result | None:
     return None
 
 
-def with_progress(c: "Coordinator", group: "StreamsGroup", detail: str) -> str:
+def with_progress(c: "Coordinator", group: "StreamsGroup", detail: str, missing: Iterable[str] = ()) -> str:
     """The MISSING_INTERNAL_TOPICS status detail with what is known about creating the topics
     (KIP-1071: whether an attempt was made, why the last one failed, whether ACLs are missing)."""
     state = state_of(c, group.group_id)
-    if state.in_flight:
+    if not c.profile.streams_internal_topic_progress:
+        # Kafka's words (InternalTopicManager), without the creation's progress.
+        detail = f"Internal topics are missing: {', '.join(sorted(missing))}"
+    elif state.in_flight:
         detail += f" Creating them: {', '.join(state.in_flight)} (attempt {state.attempts})."
     elif state.last_error:
         detail += (f" The last attempt to create them failed ({state.last_error}); "

@@ -27,7 +27,7 @@ from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
-from kgroup.groups.modern import (INITIAL_GROUP_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
 from kgroup.protocol import ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -225,7 +225,8 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
         raise KafkaError(ErrorCode.unreleased_instance_id,
                          f"Static member {member_id} with instance id {instance_id} cannot join the group "
                          f"because the instance id is owned by {existing.member_id} member.")
-    # The new member id inherits the old member's tasks; it rejoins at epoch 0.
+    # Back after a -2 leave, under a new member id or its own: a copy of the old member (its tasks,
+    # at epoch 0) replaces it, the old records deleted first (Kafka's replaceStreamsMember).
     return existing.replace(member_id=member_id, member_epoch=0, previous_member_epoch=0), existing
 
 
@@ -290,11 +291,23 @@ def settings(c: "Coordinator", group_id: str) -> Settings:
 
 
 def assignment_configs(c: "Coordinator", group_id: str, s: Settings | None = None) -> dict[str, str]:
-    """The KIP's assignment configurations; a change bumps the group epoch."""
+    """The assignment configurations the group metadata record keeps, as Kafka writes it:
+    num.standby.replicas alone (a change bumps the group epoch). A coordinator loaded from
+    Kafka's records thus sees no change where there is none."""
     s = s or settings(c, group_id)
-    return {"acceptable.recovery.lag": str(s.acceptable_recovery_lag),
-            "num.standby.replicas": str(s.num_standby_replicas),
-            "num.warmup.replicas": str(s.num_warmup_replicas)}
+    return {"num.standby.replicas": str(s.num_standby_replicas)}
+
+
+def _other_configs_changed(c: "Coordinator", group: StreamsGroup, s: Settings | None) -> bool:
+    """KIP-1071 (`kip` only): acceptable.recovery.lag and num.warmup.replicas are assignment
+    configs too, and a change bumps the group epoch. Kafka's record does not keep them, so the
+    group remembers them as soft state: a loaded group adopts the values it first sees."""
+    if not c.profile.streams_bump_on_every_assignment_config:
+        return False
+    s = s or settings(c, group.group_id)
+    seen, group.other_assignment_configs = group.other_assignment_configs, (s.acceptable_recovery_lag,
+                                                                            s.num_warmup_replicas)
+    return seen is not None and seen != group.other_assignment_configs
 
 
 def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopology | None) -> str:
@@ -312,6 +325,7 @@ def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopolog
 # StreamsGroupHeartbeat
 
 def _error(e: KafkaError, req: Any) -> dict:
+    # Kafka answers an error with only its code and message: MemberId keeps its default ""
     return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None,
             "member_id": "", "member_epoch": 0, "heartbeat_interval": 0,
             "acceptable_recovery_lag": 0, "task_offset_interval": 0, "status": None, "active_tasks": None,
@@ -323,7 +337,6 @@ def _error(e: KafkaError, req: Any) -> dict:
 def streams_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
     try:
         validate_request(c, req)
-    # Kafka answers an error with only its code and message: MemberId keeps its default ""
         c.check_coordinator(req.group_id)
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return leave(c, req)
@@ -421,10 +434,8 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
             client_tags=(tuple((kv.key, kv.value) for kv in req.client_tags) if req.client_tags is not None
                          else member.client_tags),
             client_id=ctx.client_id, client_host=ctx.client_host)
-    if joining and member.member_epoch != 0 and not new_member:
-        # A known member rejoining with epoch 0 starts over (it lost its tasks).
-        updated = updated.replace(member_epoch=0, previous_member_epoch=0, state=MemberState.STABLE,
-                                  assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
+    # A known member rejoining with epoch 0 (e.g. after FENCED_MEMBER_EPOCH) keeps its epoch and
+    # tasks and is sent them again; nothing is bumped (KIP-848; Kafka's KAFKA-19233).
     offsets, end_offsets = _reported_offsets(req)
     group.record_task_offsets(member_id, updated.process_id, offsets, end_offsets)
     s = settings(c, group_id)
@@ -438,22 +449,33 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
 
     response = _response(c, group, req, reconciled, topology, configured, delayed, s)
     # Tasks are sent when joining or when they changed (Kafka sends no more than that).
-    if joining or reconciled.assigned != member.assigned:
+    tasks_changed = reconciled.assigned != member.assigned
+    if joining or tasks_changed:
         a = reconciled.assigned
         response.update(active_tasks=task_ids_data(a.active), standby_tasks=task_ids_data(a.standby),
                         warmup_tasks=task_ids_data(a.warmup))
+    # The IQ endpoint map changed (soft state, PR #20854): members learn it on their next heartbeat.
+    # A static member's rejoin under a new member id compares with the member it replaces (PR #22245).
+    endpoint_changed = (replaced or member).user_endpoint != reconciled.user_endpoint
+    # (A static member back under a new member id, with the same endpoint and tasks, changes nothing
+    # in the map: Kafka's testStaticMemberRejoinUpdatesUserEndpointInformationEpoch.)
+    rejoined = joining and replaced is None
+    if endpoint_changed or ((rejoined or tasks_changed) and reconciled.user_endpoint is not None):
+        group.endpoint_information_epoch += 1
+    send_endpoints = group.endpoint_information_epoch != req.endpoint_information_epoch
 
     def finish() -> dict:
-        # The endpoint-information epoch moves when this heartbeat's records are replayed.
-        for status in response["status"] or ():
+        for status in response["status"]:
             if status["status_code"] == Status.MISSING_INTERNAL_TOPICS:
                 # The creation starts after this write: say where it stands now.
-                status["status_detail"] = internal_topics.with_progress(c, group, status["status_detail"])
+                status["status_detail"] = internal_topics.with_progress(c, group, status["status_detail"],
+                                                                         configured.missing_internal_topics)
         live = c.groups.get(group_id)
         if isinstance(live, StreamsGroup):
             live.adopt_soft_state(group)
+            # A group this heartbeat created starts again from its records: its soft epoch is 0 (Kafka).
             response["endpoint_information_epoch"] = live.endpoint_information_epoch
-            if req.endpoint_information_epoch != live.endpoint_information_epoch:
+            if send_endpoints:
                 response["partitions_by_user_endpoint"] = endpoint_to_partitions(live, live.configured_topology())
         return response
     return Result(finish, records, then=follow_ups)
@@ -478,13 +500,14 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     new target assignment when the group epoch is ahead, and reconcile the member."""
     group_id, member_id, now = group.group_id, updated.member_id, c.now()
 
-    if new_topology is not None:
-        records.append(new_topology.to_record(group_id))
     if replaced is not None:
-        # PR #22245: the new member id takes the old one's place (its records are deleted).
-        replace_member(records, group, replaced, updated)
-    elif new_member or (updated is not member and updated.metadata() != member.metadata()):
+        # PR #22245: the new member id takes the old one's place (its records are deleted); as
+        # Kafka, the copy is written as it was, and what the rejoin changed in a record of its own.
+        replace_member(records, group, replaced, member)
+    if new_member or (updated is not member and updated.metadata() != member.metadata()):
         records.append(G.member_record(group_id, updated))
+    if new_topology is not None:
+        records.append(new_topology.to_record(group_id))  # after the member, as Kafka writes them
     # KIP-1071 "The group epoch is bumped" list. Kafka bumps on any change of a dynamic member's
     # metadata (PR #22245 narrowed it to the KIP's list for static members only).
     if updated.instance_id is None and c.profile.streams_bump_on_any_member_change:
@@ -505,9 +528,10 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     # the group state reads it, so a group is NOT_READY until a heartbeat saw its topics right.
     validated = topology.epoch if configured is not None and configured.ready else -1
     group_epoch = group.group_epoch
+    other_configs_changed = _other_configs_changed(c, group, settings_)
     # A topology validated (or no longer valid) since the last epoch may move tasks: bump too (Kafka).
     if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
-            or validated != group.validated_topology_epoch:
+            or validated != group.validated_topology_epoch or other_configs_changed:
         group_epoch += 1
         records.append(G.group_epoch_record(group_id, group_epoch, new_hash, validated, configs))
     if refresh:
@@ -574,15 +598,16 @@ def _warmup_caught_up(c: "Coordinator", group: StreamsGroup, member: StreamsGrou
 
 
 def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int, records: list) -> bool:
-    """Kafka only: a new group waits group.streams.initial.rebalance.delay.ms before its
-    first assignment (status ASSIGNMENT_DELAYED); a timer then computes it."""
+    """Kafka only: a member joining an empty group (a new one, or one all members left:
+    KAFKA-19829, KAFKA-19926) starts group.streams.initial.rebalance.delay.ms during which no
+    target is computed (status ASSIGNMENT_DELAYED); a timer then computes it."""
     if not c.profile.streams_assignment_delayed_status:
         return False
     delay = int(group_config(c, group.group_id, "streams.initial.rebalance.delay.ms"))
     if delay <= 0:
         return False
     key = initial_delay_key(group.group_id)
-    if group.group_epoch == INITIAL_GROUP_EPOCH and group.assignment_epoch == INITIAL_GROUP_EPOCH:  # a new group
+    if not group.members:
         if key not in c.timers:
             group_id = group.group_id
             c.timers.schedule(key, c.now() + delay, lambda: assign_after_delay(c, group_id))
@@ -594,11 +619,10 @@ def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
     group = c.groups.get(group_id)
     if not isinstance(group, StreamsGroup) or not group.members or group.group_epoch <= group.assignment_epoch:
         return None
-    # Members already sit at epoch 1 while the delay ran: a new group epoch moves them to the tasks.
-    epoch = group.group_epoch + 1
-    records: list = [G.group_epoch_record(group_id, epoch, group.metadata_hash, group.validated_topology_epoch,
-                                          group.assignment_configs)]
-    compute_target_assignment(c, group, group.members, group.topology, group.configured_topology(), epoch, records)
+    # The joins bumped the group epoch past the assignment epoch the members sit at meanwhile.
+    records: list = []
+    compute_target_assignment(c, group, group.members, group.topology, group.configured_topology(),
+                              group.group_epoch, records)
     return Result(records=records)
 
 
@@ -661,16 +685,16 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
 def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
               topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool,
               s: Settings) -> dict:
-    statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, topics, delay, shutdown
+    statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, delay, topics, shutdown
     if topology is not None and member.topology_epoch < topology.epoch:
         statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
                                    f"The member's topology epoch {member.topology_epoch} is behind the group's "
                                    f"topology epoch {topology.epoch}."))
-    if configured is not None and configured.status is not None:
-        statuses.append(configured.status)  # MISSING_INTERNAL_TOPICS gets its progress in `finish`
     if delayed:
         statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED,
                                    "Assignment delayed due to the configured initial rebalance delay."))
+    if configured is not None and configured.status is not None:
+        statuses.append(configured.status)  # MISSING_INTERNAL_TOPICS gets its progress in `finish`
     if group.shutdown_requested_by is not None or req.shutdown_application:
         requester = group.shutdown_requested_by or member.member_id
         statuses.append(StatusInfo(Status.SHUTDOWN_APPLICATION,
@@ -682,7 +706,9 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
                 "acceptable_recovery_lag": (int(s.acceptable_recovery_lag)
                                             if c.profile.streams_acceptable_recovery_lag_in_v0 else 0),
                 "task_offset_interval": int(s.task_offset_interval_ms),
-                "status": [status.to_data() for status in statuses] or None,   # null when there is none, as Kafka
+                # Always a list, [] when there is nothing to report (Kafka): under the schema's "null if
+                # unchanged", a null after a status cleared would leave a client believing it still holds.
+                "status": [status.to_data() for status in statuses],
                 "active_tasks": None, "standby_tasks": None, "warmup_tasks": None,
                 "endpoint_information_epoch": group.endpoint_information_epoch,
                 "partitions_by_user_endpoint": None}
@@ -718,7 +744,7 @@ def leave(c: "Coordinator", req: Any) -> Result:
     group = streams_group(c, req.group_id)
     member_id, epoch = req.member_id, req.member_epoch
     response = _error(KafkaError(ErrorCode.none), req)
-    response.update(error_message=None, member_id=member_id, member_epoch=epoch)
+    response.update(error_message=None, member_id=member_id, member_epoch=epoch, status=[])
     if req.shutdown_application:
         group.shutdown_requested_by = member_id
     if req.instance_id is None:
@@ -767,10 +793,9 @@ def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGr
                     G.member_tombstone(gid, m.member_id)]
         cancel_timers(c, gid, m.member_id)
     remaining = {mid: m for mid, m in group.members.items() if mid not in {x.member_id for x in members}}
-    configured = group.configured_topology()
-    new_hash = metadata_hash(configured.topics, c.cluster) if configured is not None else group.metadata_hash
-    records.append(G.group_epoch_record(gid, group.group_epoch + 1, new_hash, group.validated_topology_epoch,
-                                        group.assignment_configs or assignment_configs(c, gid)))
+    # The group's metadata as it is, with the epoch bumped (Kafka): the next heartbeat notices the rest.
+    records.append(G.group_epoch_record(gid, group.group_epoch + 1, group.metadata_hash,
+                                        group.validated_topology_epoch, group.assignment_configs))
     if not remaining:
         records.append(G.target_epoch_record(gid, group.group_epoch + 1))
         group.shutdown_requested_by = None  # the application is gone; a new one starts afresh
@@ -823,8 +848,8 @@ def _topic_info(name: str, partitions: int, info: Any) -> dict:
 
 
 def describe_topology(group: StreamsGroup) -> dict | None:
-    """The configured topology (concrete partition counts, regexes resolved); no
-    subtopologies while source topics are missing or topics are incorrectly partitioned."""
+    """The configured topology (concrete partition counts, regexes resolved); while source
+    topics are missing or topics are incorrectly partitioned, the topology as sent."""
     if group.topology is None:
         return None
     configured = group.configured_topology()
@@ -836,6 +861,14 @@ def describe_topology(group: StreamsGroup) -> dict | None:
                  "repartition_source_topics": [_topic_info(n, p, i) for n, (p, i) in
                                                sorted(s.repartition_source_topics.items())]}
                 for s in (configured.subtopologies[sid] for sid in group.topology.subtopology_ids)]
+    else:
+        # Not configured (topics missing or mispartitioned): the topology as the members sent it (Kafka).
+        subs = [{"subtopology_id": s.subtopology_id, "source_topics": list(s.source_topics),
+                 "repartition_sink_topics": list(s.repartition_sink_topics),
+                 "state_changelog_topics": [_topic_info(t.name, t.partitions, t) for t in s.state_changelog_topics],
+                 "repartition_source_topics": [_topic_info(t.name, t.partitions, t)
+                                               for t in s.repartition_source_topics]}
+                for s in (group.topology.subtopology(sid) for sid in group.topology.subtopology_ids)]
     return {"epoch": group.topology.epoch, "subtopologies": subs}
 
 
@@ -856,6 +889,8 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
         if not group_id:
             raise KafkaError(ErrorCode.invalid_group_id, None)  # Kafka sets no message here
         c.check_coordinator(group_id)
+        if group_id not in c.groups:
+            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")  # Kafka's words here
         group = streams_group(c, group_id)
     except KafkaError as e:
         return {**base, "error_code": e.code, "error_message": e.message or None}

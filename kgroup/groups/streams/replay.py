@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, member_tombstone_allowed, replay_group_tombstone,
-                                  replay_target, replay_target_epoch, replay_target_member)
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, ReplayError, member_tombstone_allowed,
+                                  replay_group_tombstone, replay_target, replay_target_epoch, replay_target_member)
 from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
@@ -35,6 +35,13 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
     if group is None:
         return
     if value is None:
+        # Kafka's checks and words (the members, then the target-assignment metadata, go first).
+        if group.members:
+            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but the group still "
+                              f"has {len(group.members)} members.")
+        if group.assignment_epoch != -1:
+            raise ReplayError(f"Received a tombstone record to delete group {key.group_id} but did not receive "
+                              "StreamsGroupTargetAssignmentMetadataValue tombstone.")
         replay_group_tombstone(c, group, key.group_id)
         return
     if value.epoch > group.group_epoch:
@@ -68,25 +75,22 @@ def _member(c: "Coordinator", entry: Any) -> None:
         return
     old = group.members.get(key.member_id)
     if value is None:
-        if not member_tombstone_allowed(group, key.member_id, "StreamsGroup"):
-            return
-        group.remove_member(key.member_id)
-        if old.user_endpoint is not None:
-            group.endpoint_information_epoch += 1   # its endpoint leaves the IQ map
+        if member_tombstone_allowed(group, key.member_id, "StreamsGroup"):
+            group.remove_member(key.member_id)
         return
-    new = member_from_value(key.member_id, old, value)
-    # PR #22245 review: the endpoint-information epoch moves when a member's endpoint changes
-    # (a new member with an endpoint, or a replacement under a new member id, included)...
-    if (old.user_endpoint if old is not None else None) != new.user_endpoint:
-        group.endpoint_information_epoch += 1
-    group.update_member(new)
+    # (The endpoint-information epoch is soft state the heartbeat moves, as in Kafka: not replayed.)
+    group.update_member(member_from_value(key.member_id, old, value))
 
 
 @replays(R.StreamsGroupTargetAssignmentMetadata)
 def _target_epoch(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
-    if group is not None:
-        replay_target_epoch(group, key.group_id, value)
+    if group is None:
+        return
+    if value is None and group.target_assignment:
+        raise ReplayError(f"Received a tombstone record to delete target assignment of {key.group_id} but the "
+                          f"assignment still has {len(group.target_assignment)} members.")
+    replay_target_epoch(group, key.group_id, value)
 
 
 @replays(R.StreamsGroupTargetAssignmentMember)
@@ -108,12 +112,7 @@ def _current(c: "Coordinator", entry: Any) -> None:
                                             previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
                                             assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS))
         return
-    new = assignment_from_value(old if old is not None else StreamsGroupMember(key.member_id), value)
-    # ...and when the tasks of a member with an endpoint change (the IQ endpoint-to-partitions map).
-    before = (old.assigned.active, old.assigned.standby) if old is not None else ({}, {})
-    if new.user_endpoint is not None and (new.assigned.active, new.assigned.standby) != before:
-        group.endpoint_information_epoch += 1
-    group.update_member(new)
+    group.update_member(assignment_from_value(old if old is not None else StreamsGroupMember(key.member_id), value))
 
 
 __all__ = ["persisted_group"]
