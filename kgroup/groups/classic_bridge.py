@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
+from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
+from kgroup.groups.modern import MemberState
+from kgroup.protocol import get
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
-    from kgroup.groups.classic import ClassicGroup
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ def join_error(member_id: str, code: ErrorCode) -> dict:
             "skip_assignment": False, "member_id": member_id, "members": [], "throttle_time": 0}
 
 
-def release_waiting_members(classic: "ClassicGroup") -> None:
+def release_waiting_members(classic: ClassicGroup) -> None:
     """Members waiting in a join or sync phase of a classic group that is being converted
     are told to rejoin (REBALANCE_IN_PROGRESS): the new group serves them from now on."""
     for m in classic.members.values():
@@ -104,9 +106,6 @@ def check_classic_sync(c: "Coordinator", kind: str, group: Any, member: Any, req
     the protocol type and name it synced with, and REBALANCE_IN_PROGRESS (with a join timeout,
     `fence` on expiry) when the group moved on and it has nothing left to revoke. Returns the
     protocol name; raises KafkaError otherwise."""
-    from kgroup.groups.modern import MemberState
-    from kgroup.protocol import get
-
     if req.generation_id != member.member_epoch:
         raise KafkaError(ErrorCode.illegal_generation)
     protocol_name = member.classic_member_metadata.supported_protocols[0][0]
@@ -154,11 +153,10 @@ def describe_as_classic(group: Any, c: "Coordinator", version: int) -> dict:
 
 def classic_group_for_downgrade(c: "Coordinator", group_id: str, generation: int, protocol_type: str,
                                 members: Iterable[tuple[Any, ClassicMemberMetadata]],
-                                assignment_of: Callable[[Any, bytes], bytes]) -> "ClassicGroup":
+                                assignment_of: Callable[[Any, bytes], bytes]) -> ClassicGroup:
     """Kafka's `ClassicGroup.fromConsumerGroup`: a classic group, Stable at the modern group's
     epoch, whose members carry their protocols and `assignment_of(member, chosen protocol's
     metadata)` as assignment bytes."""
-    from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
     classic = ClassicGroup(group_id, current_state=ClassicGroupState.STABLE, current_state_timestamp=c.now())
     classic.generation_id = generation
     modern = {}

@@ -1,23 +1,24 @@
 """KIP-1071 Streams groups: the topology (`topology`) and its configuration against the
 cluster (`configuration`, NOT_READY), internal-topic creation (`internal_topics`), the group
 (`group`), reconciliation of active/standby/warm-up tasks (`reconciliation`), the
-StreamsGroupHeartbeat/Describe handlers (`protocol`), record replay (`replay`) and online
-migration from and to classic groups (`migration`)."""
+StreamsGroupHeartbeat/Describe handlers (`protocol`), record replay (`replay`), online
+migration from and to classic groups (`migration`) and the classic-protocol members of a
+Streams group (`classic_members`)."""
 from __future__ import annotations
 
 from .configuration import ConfiguredTopology, Status, StatusInfo, configure
 from .group import Endpoint, StreamsGroup, StreamsGroupMember, StreamsGroupState
 from .topology import CopartitionGroup, Subtopology, TopicInfo, Topology
 
-from . import migration as _migration
+from . import classic_members as _classic
 
 # Classic-protocol members of a Streams group (KIP-1071 online migration): the classic
 # handlers look these hooks up; under profile "kafka" they refuse, as Kafka does.
-StreamsGroup.classic_join = _migration.classic_join
-StreamsGroup.classic_sync = _migration.classic_sync
-StreamsGroup.classic_heartbeat = _migration.classic_heartbeat
-StreamsGroup.classic_leave = _migration.classic_leave
-StreamsGroup.describe_as_classic = _migration.describe_as_classic
+StreamsGroup.classic_join = _classic.classic_join
+StreamsGroup.classic_sync = _classic.classic_sync
+StreamsGroup.classic_heartbeat = _classic.classic_heartbeat
+StreamsGroup.classic_leave = _classic.classic_leave
+StreamsGroup.describe_as_classic = _classic.describe_as_classic
 
 from . import protocol, replay  # noqa: E402,F401  (register handlers and replays)
 
