@@ -23,6 +23,7 @@ from kgroup.groups.modern import MemberState, ModernGroup
 from kgroup import records as R
 
 from .configuration import ConfiguredTopology, configure
+from .timers import initial_delay_key
 from .topology import Topology
 
 STREAMS_PROTOCOL_TYPE = "streams"
@@ -250,7 +251,6 @@ class StreamsGroup(ModernGroup):
 
     def before_delete(self, coordinator: Any) -> list:
         """A deleted group's initial-rebalance-delay timer goes with it (Kafka's cancelTimers)."""
-        from .protocol import initial_delay_key
         coordinator.timers.cancel(initial_delay_key(self.group_id))
         return []
 
@@ -382,6 +382,28 @@ class StreamsGroup(ModernGroup):
                 f"members={list(self.members)})")
 
 
+def endpoint_to_partitions(group: StreamsGroup, configured: ConfiguredTopology | None) -> list[dict]:
+    """For Interactive Queries: every user endpoint with the source partitions of the tasks
+    its members run as active and as standby."""
+    subs = configured.subtopologies if configured is not None and configured.subtopologies else {}
+    by_endpoint: dict[Endpoint, tuple[dict[str, set[int]], dict[str, set[int]]]] = {}
+    for m in group.members.values():
+        if m.user_endpoint is None:
+            continue
+        active, standby = by_endpoint.setdefault(m.user_endpoint, ({}, {}))
+        for role, out in (("active", active), ("standby", standby)):
+            for s, ps in getattr(m.assigned, role).items():
+                cs = subs.get(s)
+                if cs is None:
+                    continue
+                for topic in (*cs.source_topics, *cs.repartition_source_topics):
+                    out.setdefault(topic, set()).update(ps)
+    return [{"user_endpoint": {"host": e.host, "port": e.port},
+             "active_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(a.items())],
+             "standby_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(s.items())]}
+            for e, (a, s) in sorted(by_endpoint.items(), key=lambda kv: (kv[0].host, kv[0].port))]
+
+
 # ---------------------------------------------------------------------------------------
 # Records (Kafka's StreamsCoordinatorRecordHelpers)
 
@@ -489,4 +511,4 @@ def target_from_value(v: Any) -> TaskSets:
 
 
 __all__ = ["StreamsGroup", "StreamsGroupMember", "StreamsGroupState", "Endpoint", "EMPTY_TASKS", "union",
-           "difference", "task_ids", "tasks_from_ids", "task_ids_data", "task_label"]
+           "endpoint_to_partitions", "difference", "task_ids", "tasks_from_ids", "task_ids_data", "task_label"]

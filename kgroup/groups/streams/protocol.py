@@ -35,8 +35,11 @@ from kgroup.runtime import Result, handles, on_loaded
 from . import group as G
 from . import internal_topics
 from .configuration import ConfiguredTopology, Status, StatusInfo, unresolvable_subtopologies
-from .group import EMPTY_TASKS, Endpoint, StreamsGroup, StreamsGroupMember, task_ids_data, tasks_from_ids
+from .group import (EMPTY_TASKS, Endpoint, StreamsGroup, StreamsGroupMember, endpoint_to_partitions, task_ids_data,
+                    tasks_from_ids)
+from .migration import convert_to_streams_group, maybe_downgrade
 from .reconciliation import reconcile
+from .timers import cancel_timers, initial_delay_key, rebalance_key, session_key
 from .topology import Topology, task_ids_valid, validate as validate_topology
 
 if TYPE_CHECKING:
@@ -44,18 +47,6 @@ if TYPE_CHECKING:
 
 STREAMS_GROUP_HEARTBEAT = 88
 STREAMS_GROUP_DESCRIBE = 89
-
-
-def session_key(group_id: str, member_id: str) -> str:
-    return f"streams-session-{group_id}-{member_id}"
-
-
-def rebalance_key(group_id: str, member_id: str) -> str:
-    return f"streams-rebalance-{group_id}-{member_id}"
-
-
-def initial_delay_key(group_id: str) -> str:
-    return f"streams-initial-delay-{group_id}"
 
 
 class Fenced(KafkaError):
@@ -180,8 +171,10 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
         records += group.tombstones()
         return StreamsGroup(group_id, c.cluster)
     if create and str(group.type) == "classic" and c.profile.streams_online_migration:
-        from .migration import convert_to_streams_group
-        return convert_to_streams_group(c, group, topology_epoch, records)
+        converted = convert_to_streams_group(c, group, topology_epoch, records, assignment_configs(c, group_id))
+        for m in converted.members.values():  # the classic members keep their session timeouts
+            schedule_session_timeout(c, group_id, m.member_id, m.classic_member_metadata.session_timeout_ms)
+        return converted
     raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
 
 
@@ -715,28 +708,6 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
     return response
 
 
-def endpoint_to_partitions(group: StreamsGroup, configured: ConfiguredTopology | None) -> list[dict]:
-    """For Interactive Queries: every user endpoint with the source partitions of the tasks
-    its members run as active and as standby."""
-    subs = configured.subtopologies if configured is not None and configured.subtopologies else {}
-    by_endpoint: dict[Endpoint, tuple[dict[str, set[int]], dict[str, set[int]]]] = {}
-    for m in group.members.values():
-        if m.user_endpoint is None:
-            continue
-        active, standby = by_endpoint.setdefault(m.user_endpoint, ({}, {}))
-        for role, out in (("active", active), ("standby", standby)):
-            for s, ps in getattr(m.assigned, role).items():
-                cs = subs.get(s)
-                if cs is None:
-                    continue
-                for topic in (*cs.source_topics, *cs.repartition_source_topics):
-                    out.setdefault(topic, set()).update(ps)
-    return [{"user_endpoint": {"host": e.host, "port": e.port},
-             "active_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(a.items())],
-             "standby_partitions": [{"topic": t, "partitions": sorted(ps)} for t, ps in sorted(s.items())]}
-            for e, (a, s) in sorted(by_endpoint.items(), key=lambda kv: (kv[0].host, kv[0].port))]
-
-
 # ---------------------------------------------------------------------------------------
 # Leaving and fencing
 
@@ -783,7 +754,6 @@ def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGr
     only classic members would remain, the group turns back into a classic group (KIP-1071)."""
     gid = group.group_id
     if members:
-        from .migration import maybe_downgrade
         downgrade = maybe_downgrade(c, group, members, response)
         if downgrade is not None:
             return downgrade
@@ -808,11 +778,6 @@ def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str, reason: 
         return None
     group.last_fence_reason = reason
     return fence_members(c, group, [group.members[member_id]], None)
-
-
-def cancel_timers(c: "Coordinator", group_id: str, member_id: str) -> None:
-    c.timers.cancel(session_key(group_id, member_id))
-    c.timers.cancel(rebalance_key(group_id, member_id))
 
 
 def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
