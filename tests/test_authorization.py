@@ -481,8 +481,8 @@ def test_streams_internal_topics_none_created_while_one_lacks_create():
     acls(c).allow(ALICE, "TOPIC", "*", "DESCRIBE")
     acls(c).allow(ALICE, "TOPIC", "app-a", "CREATE", pattern="PREFIXED")
     r = _shb(c, topology=two)
-    assert {s.status_code: s.status_detail for s in r.status}[3] == (
-        "Internal topics app-a-changelog, app-b-changelog are missing; "
+    assert {s.status_code: s.status_detail for s in r.status}[3] == (  # Kafka's words (profile kafka)
+        "Internal topics are missing: app-a-changelog, app-b-changelog; "
         "Unauthorized to CREATE on topics app-b-changelog.")
     c.advance(5_000)
     assert "app-a-changelog" not in c.cluster and "app-b-changelog" not in c.cluster
