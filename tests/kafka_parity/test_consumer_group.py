@@ -7,20 +7,22 @@ continues as Kafka does. KIP-848 is not a seed: trunk applies under both profile
 The parity table is GroupMetadataManagerConsumerGroupTest.md next to this file."""
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kgroup import ErrorCode as E
 from kgroup import records as R
-from kgroup.groups.consumer import ResolvedRegularExpression
+from kgroup.groups.consumer import ConsumerGroupMember, ResolvedRegularExpression
 from kgroup.groups.consumer import group as G
 from kgroup.groups.consumer.protocol import rebalance_key, session_key
 from kgroup.groups.modern import MemberState
-from kgroup.protocol import request
+from kgroup.protocol import ms, request
 from kgroup.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from tests.kafka_parity.consumer_kafka import (PROFILES, SESSION_TIMEOUT_MS, answer, classic_group_records,
                                                cluster, consumer_group,
                                                coordinator, group_hash, group_records, hb, join, member,
-                                               mock_assignor, mock_assignors, ok, tid, timeout_of, written)
+                                               mock_assignor, mock_assignors, ok, tid, timeout_of, with_epochs, written)
 
 __all__ = ["mock_assignor", "mock_assignors"]  # the fixtures, used by name
 GID = "fooup"
@@ -687,3 +689,196 @@ def test_replay_consumer_group_current_member_assignment_with_compaction(profile
         G.current_assignment_record(GID, member("A", epoch=13, previous=12, topics=(), assigned={t: [1]}))])
     g = consumer_group(c)
     assert (g.current_partition_epoch(t, 0), g.current_partition_epoch(t, 1)) == (12, 13)
+
+
+def test_replay_consumer_group_current_member_assignment_unowned_topic_with_compaction(profile, mock_assignor):
+    # The record unassigning foo-0 from A was compacted away: B took foo-0 over and gave it up,
+    # then A's next record (bar-0 only) must not fail on foo-0, now owned by nobody.
+    clu = cluster(foo=1, bar=1)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    c = coordinator(profile, clu, [
+        G.current_assignment_record(GID, member("A", epoch=11, previous=10, topics=(), assigned={foo: [0]})),
+        G.current_assignment_record(GID, member("B", epoch=12, previous=11, topics=(), assigned={foo: [0]},
+                                                assigned_epoch=11)),
+        G.current_assignment_record(GID, member("B", epoch=13, previous=12, topics=())),
+        G.current_assignment_record(GID, member("A", epoch=14, previous=13, topics=(), assigned={bar: [0]}))])
+    g = consumer_group(c)
+    assert (g.current_partition_epoch(foo, 0), g.current_partition_epoch(bar, 0)) == (-1, 14)
+
+
+# ---------------------------------------------------------------------------------------
+# ConsumerGroupDescribe, and the group's own configs
+
+def describe(c, *group_ids):
+    return c.handle(request("ConsumerGroupDescribe", 1, group_ids=list(group_ids),
+                            include_authorized_operations=False)).groups
+
+
+def test_consumer_group_describe_no_errors(profile, mock_assignor):
+    # ConsumerGroupBuilder(id, 10) without an assignment: the assignment epoch a group starts at (1)
+    m = ConsumerGroupMember("member-id", subscribed_topic_names=frozenset({"topicName"}),
+                            server_assignor_name="assignorName")
+    c = coordinator(profile, records=group_records("group-id-1", 10, assignment_epoch=1)
+                    + group_records("group-id-2", 10, [m], assignment_epoch=1))
+    d1, d2 = describe(c, "group-id-1", "group-id-2")
+    assert (d1.error_code, d1.group_id, d1.group_state, d1.group_epoch, d1.assignment_epoch, d1.assignor_name,
+            list(d1.members)) == (E.none, "group-id-1", "Empty", 10, 1, "range", [])
+    assert (d2.error_code, d2.group_id, d2.group_state, d2.group_epoch, d2.assignment_epoch, d2.assignor_name) \
+        == (E.none, "group-id-2", "Assigning", 10, 1, "assignorName")
+    [dm] = d2.members
+    assert (dm.member_id, dm.instance_id, dm.rack_id, dm.member_epoch, dm.client_id, dm.client_host,
+            list(dm.subscribed_topic_names), dm.subscribed_topic_regex, list(dm.assignment.topic_partitions),
+            list(dm.target_assignment.topic_partitions), dm.member_type) \
+        == ("member-id", None, None, 0, "", "", ["topicName"], None, [], [], 1)
+    assert d1.authorized_operations == d2.authorized_operations == -2147483648
+
+
+# ---------------------------------------------------------------------------------------
+# Replay of Kafka-written records (continued)
+
+def test_replay_consumer_group_member_metadata(profile, mock_assignor):
+    m = ConsumerGroupMember("member", client_id="clientid", client_host="clienthost", server_assignor_name="range",
+                            rack_id="rackid", subscribed_topic_names=frozenset({"foo"}))
+    c = coordinator(profile, records=[G.member_record("foo", m)])   # the record creates group and member
+    assert consumer_group(c, "foo").members == {"member": m}
+    [dm] = describe(c, "foo")[0].members
+    assert (dm.member_id, dm.client_id, dm.client_host, dm.rack_id, list(dm.subscribed_topic_names)) \
+        == ("member", "clientid", "clienthost", "rackid", ["foo"])
+
+
+def test_replay_consumer_group_member_metadata_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[G.group_epoch_record("foo", 10, 0), G.member_tombstone("foo", "m1"),
+                                      G.member_tombstone("bar", "m1")])
+    assert consumer_group(c, "foo").members == {}          # the member was already gone: a no-op
+    assert "bar" not in c.groups                            # no group: a no-op too
+    assert describe(c, "bar")[0].error_code == E.group_id_not_found
+
+
+def _partition_metadata_record(group_id, topic_id, name, partitions):
+    V = R.ConsumerGroupPartitionMetadataValue
+    return R.ConsumerGroupPartitionMetadata(
+        R.ConsumerGroupPartitionMetadataKey(group_id=group_id),
+        V(topics=[V.TopicMetadata(topic_id=topic_id, topic_name=name, num_partitions=partitions)]), 0)
+
+
+def _first_join_writes(c, group_id):
+    pos = c.position
+    assert join(c, "m", group=group_id, topics=["foo"], assignor="range").error_code == E.none
+    return written(c, pos)
+
+
+def test_replay_consumer_group_partition_metadata(profile, mock_assignor):
+    # The subscription metadata Kafka wrote before 4.1: the record creates the group, and the
+    # group remembers it, so its next metadata update deletes it (Kafka's hasSubscriptionMetadataRecord).
+    c = coordinator(profile, records=[_partition_metadata_record("foo", uuid.uuid4(), "bar", 10)])
+    assert consumer_group(c, "foo").state == "Empty"
+    got = _first_join_writes(c, "foo")
+    assert got[1:3] == [G.group_epoch_record("foo", 2, group_hash(c.cluster, "foo")),
+                        G.partition_metadata_tombstone("foo")]
+
+
+def test_replay_consumer_group_partition_metadata_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[G.partition_metadata_tombstone("foo")])
+    assert "foo" not in c.groups and describe(c, "foo")[0].error_code == E.group_id_not_found
+
+
+def test_replay_consumer_group_partition_metadata_tombstone_with_existent_group(profile, mock_assignor):
+    c = coordinator(profile, records=group_records("foo", 10) + [G.partition_metadata_tombstone("foo")])
+    got = _first_join_writes(c, "foo")
+    assert G.partition_metadata_tombstone("foo") not in got
+
+
+def test_replay_consumer_group_target_assignment_member(profile, mock_assignor):
+    t = uuid.uuid4()
+    c = coordinator(profile, records=[G.target_member_record("foo", "m1", {t: frozenset({0, 1, 2})})])
+    assert consumer_group(c, "foo").target_assignment == {"m1": {t: frozenset({0, 1, 2})}}
+
+
+def test_replay_consumer_group_target_assignment_member_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[G.target_member_tombstone("foo", "m1")])
+    assert "foo" not in c.groups and describe(c, "foo")[0].error_code == E.group_id_not_found
+
+
+def test_replay_consumer_group_target_assignment_metadata_tombstone(profile, mock_assignor):
+    tomb = R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id="foo"))
+    c = coordinator(profile, records=[tomb])
+    assert "foo" not in c.groups and describe(c, "foo")[0].error_code == E.group_id_not_found
+
+
+def test_replay_consumer_group_current_member_assignment(profile, mock_assignor):
+    t = uuid.uuid4()
+    m = ConsumerGroupMember("member", member_epoch=10, previous_member_epoch=9, state=UNRELEASED,
+                            assigned_partitions=with_epochs({t: [0, 1, 2]}, 10))
+    c = coordinator(profile, records=[G.current_assignment_record("bar", m)])   # creates group and member
+    assert consumer_group(c, "bar").members == {"member": m}
+
+
+def test_replay_consumer_group_current_member_assignment_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[G.group_epoch_record("foo", 10, 0), G.current_assignment_tombstone("foo", "m1"),
+                                      G.current_assignment_tombstone("bar", "m1")])
+    assert consumer_group(c, "foo").members == {}
+    assert "bar" not in c.groups and describe(c, "bar")[0].error_code == E.group_id_not_found
+
+
+def _subscribed_to(c, group_id, topic):
+    """Kafka's groupsSubscribedToTopic, as a client sees it: OffsetDelete refuses to delete the
+    offsets of a topic the group is subscribed to."""
+    r = c.handle(request("OffsetDelete", 0, group_id=group_id,
+                         topics=[{"name": topic, "partitions": [{"partition_index": 0}]}]))
+    assert r.error_code == E.none
+    return r.topics[0].partitions[0].error_code == E.group_subscribed_to_topic
+
+
+def test_replay_consumer_group_regular_expression(profile, mock_assignor):
+    resolved = ResolvedRegularExpression(frozenset({"abc", "abcd"}), 10, 12345)
+    c = coordinator(profile, records=[G.regex_record("foo", "abc*", resolved)])
+    assert consumer_group(c, "foo").resolved_regexes == {"abc*": resolved}
+    assert _subscribed_to(c, "foo", "abc")
+
+
+def test_replay_consumer_group_regular_expression_tombstone(profile, mock_assignor):
+    c = coordinator(profile, records=[G.regex_tombstone("foo", "abc*")])
+    assert "foo" not in c.groups and describe(c, "foo")[0].error_code == E.group_id_not_found
+    resolved = ResolvedRegularExpression(frozenset({"abc", "abcd"}), 10, 12345)
+    c = coordinator(profile, records=[G.regex_record("foo", "abc*", resolved)])
+    assert _subscribed_to(c, "foo", "abc")
+    c = coordinator(profile, records=written(c, 0) + [G.regex_tombstone("foo", "abc*")])
+    assert consumer_group(c, "foo").resolved_regexes == {}
+    assert not _subscribed_to(c, "foo", "abc")
+
+
+def _join_then_update_configs(profile, mock_assignor, group_configs):
+    """Kafka's testConsumerGroupDynamicConfigs / EvaluatedConfigs: a member joins, the group's own
+    configs change (set on the cluster, as Kafka's GroupConfigManager is fed by the controller),
+    the member heartbeats again."""
+    c = coordinator(profile, cluster(foo=6))
+    mock_assignor.prepare({"m": {tid(c, "foo"): range(6)}})
+    r = join(c, "m", topics=["foo"], rebalance_ms=90_000)
+    assert (r.member_epoch, ms(r.heartbeat_interval)) == (2, 5000)
+    assert timeout_of(c, session_key(GID, "m")) == SESSION_TIMEOUT_MS
+    pos = c.position
+    c.advance(ms(r.heartbeat_interval))
+    assert c.position == pos
+    c.cluster.group_configs[GID] = group_configs
+    r = hb(c, "m", 2)
+    assert r.member_epoch == 2
+    return c, r
+
+
+def test_consumer_group_dynamic_configs(profile, mock_assignor):
+    c, r = _join_then_update_configs(profile, mock_assignor, {"consumer.session.timeout.ms": 50_000,
+                                                              "consumer.heartbeat.interval.ms": 10_000})
+    assert ms(r.heartbeat_interval) == 10_000 and timeout_of(c, session_key(GID, "m")) == 50_000
+    pos = c.position
+    c.advance(10_000)
+    assert c.position == pos
+    assert hb(c, "m", -1).member_epoch == -1
+    assert timeout_of(c, session_key(GID, "m")) is None and timeout_of(c, rebalance_key(GID, "m")) is None
+
+
+def test_consumer_group_evaluated_configs(profile, mock_assignor):
+    # out of the coordinator's bounds (session timeout at most 60 s, heartbeat interval at least 5 s)
+    c, r = _join_then_update_configs(profile, mock_assignor, {"consumer.session.timeout.ms": 70_000,
+                                                              "consumer.heartbeat.interval.ms": 1})
+    assert ms(r.heartbeat_interval) == c.config["group.consumer.min.heartbeat.interval.ms"] == 5000
+    assert timeout_of(c, session_key(GID, "m")) == c.config["group.consumer.max.session.timeout.ms"] == 60_000

@@ -162,7 +162,10 @@ class ConsumerGroup(ModernGroup):
             raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
-        return topic in self.subscribed_topic_names()
+        # Kafka counts every resolved regex's topics, whoever is still subscribed to the regex
+        # (ConsumerGroup.updateResolvedRegularExpression feeds subscribedTopicNames).
+        return topic in self.subscribed_topic_names() or any(
+            topic in r.topics for r in self.resolved_regexes.values())
 
     def offset_expiration_base(self, commit_timestamp: int) -> int | None:
         return commit_timestamp

@@ -28,6 +28,7 @@ from kgroup.assignors import get_server_assignor
 from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssignorException, TopicMetadata, \
     subscription_type_of
 from kgroup.errors import ErrorCode, KafkaError
+from kgroup.group_configs import group_configs_of
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -110,6 +111,21 @@ def validate_regex(regex: str) -> None:
 
 # ---------------------------------------------------------------------------------------
 # ConsumerGroupHeartbeat
+
+_GROUP_CONFIGS = ("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms")
+_BOUNDS = (("group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+           ("group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"))
+
+
+def session_and_heartbeat_ms(c: "Coordinator", group_id: str) -> tuple[int, int]:
+    """The group's session timeout and heartbeat interval: its own configs (set with
+    IncrementalAlterConfigs) over the coordinator's, kept within the coordinator's current
+    bounds as Kafka's `GroupConfig` evaluates them."""
+    values = group_configs_of(c, group_id, _GROUP_CONFIGS)
+    config = c.config
+    return tuple(min(max(int(v), config[low]), config[high])  # type: ignore[return-value]
+                 for v, (low, high) in zip(values, _BOUNDS))
+
 
 def _error(e: KafkaError) -> dict:
     return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None, "member_id": None,
@@ -453,11 +469,12 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         target = change.target_of(updated.member_id)
 
     reconciled = maybe_reconcile(c, change, updated, target_epoch, target, owned, subscription_changed, records)
-    schedule_session_timeout(c, group_id, member_id, c.config["group.consumer.session.timeout.ms"])
+    session_ms, interval_ms = session_and_heartbeat_ms(c, group_id)
+    schedule_session_timeout(c, group_id, member_id, session_ms)
 
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
                 "member_id": reconciled.member_id, "member_epoch": reconciled.member_epoch,
-                "heartbeat_interval": c.config["group.consumer.heartbeat.interval.ms"], "assignment": None}
+                "heartbeat_interval": interval_ms, "assignment": None}
     full = rebalance_ms != -1 and (names is not None or regex is not None) and req.topic_partitions is not None
     if epoch == 0 or full or reconciled.assigned_partitions != member.assigned_partitions:
         response["assignment"] = {"topic_partitions": [
@@ -695,7 +712,7 @@ def _after_load(c: "Coordinator") -> None:
             continue
         for m in group.members.values():
             timeout = (m.classic_member_metadata.session_timeout_ms if m.uses_classic_protocol
-                       else c.config["group.consumer.session.timeout.ms"])
+                       else session_and_heartbeat_ms(c, group.group_id)[0])
             schedule_session_timeout(c, group.group_id, m.member_id, timeout)
             if m.state == MemberState.UNREVOKED_PARTITIONS and not m.uses_classic_protocol:
                 schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
