@@ -18,7 +18,8 @@ import pytest
 from kgroup import Cluster, Coordinator
 from kgroup import records as R
 from kgroup.assignors import SERVER_ASSIGNORS, FixedAssignor
-from kgroup.groups.consumer import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
+from kgroup.assignors.api import ServerAssignor
+from kgroup.groups.consumer import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
 from kgroup.groups.consumer import group as G
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import MemberState
@@ -117,7 +118,8 @@ def group_records(group_id: str, epoch: int, members: Iterable[ConsumerGroupMemb
 
 
 def classic_group_records(group_id: str, members: Iterable[tuple], generation: int = 0,
-                          protocol: str = "range") -> list:
+                          protocol: str = "range", client_id: str = "client-id",
+                          client_host: str = "client-host") -> list:
     """Kafka's `newGroupMetadataRecord` of a Stable classic group: `members` are (member id,
     instance id, subscription bytes, assignment bytes), each with client "client-id" at
     "client-host", rebalance timeout 10 s and session timeout 5 s, as Kafka's tests make them."""
@@ -125,10 +127,30 @@ def classic_group_records(group_id: str, members: Iterable[tuple], generation: i
     members = list(members)
     value = V(protocol_type="consumer", generation=generation, protocol=protocol, leader=members[0][0],
               current_state_timestamp=0,
-              members=[V.MemberMetadata(member_id=m, group_instance_id=inst, client_id="client-id",
-                                        client_host="client-host", rebalance_timeout=10_000, session_timeout=5000,
+              members=[V.MemberMetadata(member_id=m, group_instance_id=inst, client_id=client_id,
+                                        client_host=client_host, rebalance_timeout=10_000, session_timeout=5000,
                                         subscription=sub, assignment=a) for m, inst, sub, a in members])
     return [R.GroupMetadata(R.GroupMetadataKey(group=group_id), value, 3)]
+
+
+class NoOpAssignor(ServerAssignor):
+    """Kafka's NoOpPartitionAssignor ("no-op"): every member keeps its current target."""
+    name = "no-op"
+
+    def assign(self, group_spec, topics):
+        return {m: dict(group_spec.member_assignment(m)) for m in group_spec.members}
+
+
+@pytest.fixture
+def noop_assignor(monkeypatch) -> None:
+    """Registers Kafka's NoOpPartitionAssignor; use with `coordinator(..., group_consumer_assignors=["no-op"])`."""
+    monkeypatch.setitem(SERVER_ASSIGNORS, NoOpAssignor.name, NoOpAssignor)
+
+
+def classic_member(m: ConsumerGroupMember, session_ms: int, protocols: Iterable[tuple[str, bytes]]) -> ConsumerGroupMember:
+    """`m` speaking the classic protocol (Kafka's `setClassicMemberMetadata`): its session timeout and
+    the JoinGroup protocols (name, metadata) it supports."""
+    return m.replace(classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protocols)))
 
 
 def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, frozenset[int]]:
@@ -188,4 +210,4 @@ def timeout_of(c: Coordinator, key: str) -> int | None:
 
 __all__ = ["PROFILES", "CLIENT_ID", "CLIENT_HOST", "HEARTBEAT_INTERVAL_MS", "SESSION_TIMEOUT_MS", "MockAssignor",
            "mock_assignor", "mock_assignors", "cluster", "coordinator", "tid", "with_epochs", "member", "group_hash",
-           "group_records", "classic_group_records", "frozen", "hb", "join", "answer", "ok", "written", "consumer_group", "timeout_of"]
+           "group_records", "classic_group_records", "NoOpAssignor", "noop_assignor", "classic_member", "frozen", "hb", "join", "answer", "ok", "written", "consumer_group", "timeout_of"]

@@ -66,7 +66,9 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
         future.complete(_join_error(member_id if not unknown else "", e.code))
         return Result(replay=False)
     except (ConsumerProtocolError, ValueError):
-        future.complete(_join_error(member_id, ErrorCode.inconsistent_group_protocol))
+        # Kafka throws IllegalStateException ("Malformed embedded consumer protocol in subscription
+        # deserialization."), which its service answers as UNKNOWN_SERVER_ERROR.
+        future.complete(_join_error(member_id, ErrorCode.unknown_server_error))
         return Result(replay=False)
     rebalance_ms, session_ms = ms(req.rebalance_timeout), ms(req.session_timeout)
     updated = member.replace(

@@ -17,12 +17,14 @@ both conversions; the caller schedules the converted members' session timeouts.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups import classic_bridge as bridge
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.modern import MemberState, frozen
+from kgroup.log.partitioner import java_string_hashcode
 from kgroup.protocol.consumer_protocol import (Assignment as WireAssignment, ConsumerProtocolError,
                                                decode_subscription, decode_assignment, encode_assignment)
 from kgroup.runtime import Result
@@ -61,6 +63,28 @@ def wire_assignment(c: "Coordinator", assignment) -> WireAssignment:
 # ---------------------------------------------------------------------------------------
 # Upgrade
 
+def timeline_order(keys: Iterable[str]) -> list[str]:
+    """String keys (in insertion order) in the order Kafka's `TimelineHashMap` iterates them:
+    its `BaseHashTable` starts at 2 slots, doubles past a 0.75 load, picks a slot by Fibonacci
+    hashing of `hashCode()` (the top bits), chains a slot's keys in insertion order, and its
+    iterator walks the slots in order, popping each slot's keys from the end (last in, first out).
+    A converted group's members are put there in the classic group's HashMap order and its
+    records are written in this order."""
+    def slot(key: str, size: int) -> int:
+        h = java_string_hashcode(key) & 0xFFFFFFFF
+        h = h - (1 << 32) if h >= 1 << 31 else h
+        return ((h * -7046029254386353131) & 0xFFFFFFFFFFFFFFFF) >> (65 - size.bit_length())
+    table: list[list[str]] = [[], []]
+    for n, key in enumerate(keys):
+        if (n + 1) * 0.75 > len(table):
+            old, table = table, [[] for _ in range(len(table) * 2)]
+            for chain in old:
+                for k in chain:
+                    table[slot(k, len(table))].append(k)
+        table[slot(key, len(table))].append(key)
+    return [k for chain in table for k in reversed(chain)]
+
+
 def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: list) -> ConsumerGroup:
     """Kafka's `validateOnlineUpgrade` + `convertToConsumerGroup`."""
     gid = classic.group_id
@@ -77,7 +101,7 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
     generation = classic.generation_id
     group.group_epoch = group.assignment_epoch = generation
     try:
-        for m in classic.members.values():
+        for m in (classic.members[mid] for mid in timeline_order(classic.members)):
             sub, _ = decode_subscription(m.metadata(classic.protocol_name))
             wire = decode_assignment(m.assignment)[0] if m.assignment else None
             if wire is not None and wire.user_data:
