@@ -23,7 +23,7 @@ from tests.kafka_parity.consumer_kafka import (CLIENT_HOST, CLIENT_ID, PROFILES,
                                                classic_member, cluster, group_hash, group_records, hb,
                                                join, member, mock_assignor, noop_assignor, tid, timeout_of, written)
 from tests.kgroup_testing import join as classic_join
-from tests.kgroup_testing import join_until_member_id, sync
+from tests.kgroup_testing import heartbeat, join_until_member_id, sync
 
 __all__ = ["mock_assignor", "noop_assignor"]  # the fixtures, used by name
 GID = "group-id"
@@ -237,3 +237,272 @@ def test_consumer_group_heartbeat_from_existing_classic_static_member(profile, n
         G.target_member_record(GID, "m1", {foo: frozenset([0, 1, 2]), bar: frozenset([0, 1])}),
         G.current_assignment_record(GID, copied), G.member_record(GID, final), G.current_assignment_record(GID, final)]
     assert timeout_of(c, session_key(GID, "m1")) == SESSION_TIMEOUT_MS
+
+
+# ---------------------------------------------------------------------------------------
+# Downgrade: the last consumer-protocol member goes
+
+def in_groups(got: list, groups: list[list]) -> bool:
+    """Kafka's assertUnorderedRecordsEquals: `got` is the `groups` in order, each group in any order."""
+    at = 0
+    for group in groups:
+        chunk = got[at:at + len(group)]
+        if len(chunk) != len(group) or any(chunk.count(r) != group.count(r) for r in group):
+            return False
+        at += len(group)
+    return at == len(got)
+
+
+def _classic_and_consumer_member(profile, rebalance_ms=45_000, m2_topics=("foo", "bar")):
+    """Kafka's group of member 1 (classic protocol: foo 0-2, bar 0-1) and member 2 (consumer
+    protocol: foo 3-5, bar 2) at epoch 10, downgrades allowed."""
+    clu = cluster(foo=6, bar=3, zar=1)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    owned = [("foo", 0), ("foo", 1), ("foo", 2), ("bar", 0), ("bar", 1)]
+    protocols = [("range", subscription("foo", "bar", owned=owned))]
+    m1 = classic_member(member("m1", rebalance_ms=rebalance_ms, assigned={foo: [0, 1, 2], bar: [0, 1]}), 5000, protocols)
+    m2 = member("m2", rebalance_ms=rebalance_ms, topics=m2_topics, assigned={foo: [3, 4, 5], bar: [2]})
+    records = group_records(GID, 10, [m1, m2], {"m1": {foo: [0, 1, 2], bar: [0, 1]}, "m2": {foo: [3, 4, 5], bar: [2]}},
+                            metadata_hash=group_hash(clu, "foo", "bar", *m2_topics))
+    c = coordinator(profile, clu, records, group_consumer_migration_policy="downgrade")
+    return c, m1, owned
+
+
+def downgrade_records(c, generation, classic_members, at=None):
+    """Kafka's records of a downgrade: the consumer group's tombstones (each kind in any order),
+    then the classic group, Stable at `generation` since `at` (now by default), of `classic_members`:
+    (member, assignment bytes)."""
+    ids = [m.member_id for m, _ in classic_members] + ["m2"] * (len(classic_members) == 1)
+    V = R.GroupMetadataValue
+    classic = R.GroupMetadata(R.GroupMetadataKey(group=GID), V(
+        protocol_type="consumer", generation=generation, protocol=classic_members[0][0].classic_member_metadata
+        .supported_protocols[0][0], leader=classic_members[0][0].member_id,
+        current_state_timestamp=c.now() if at is None else at,
+        members=[V.MemberMetadata(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                                  client_host=m.client_host, rebalance_timeout=m.rebalance_timeout_ms,
+                                  session_timeout=m.classic_member_metadata.session_timeout_ms,
+                                  subscription=m.classic_member_metadata.supported_protocols[0][1], assignment=a)
+                 for m, a in classic_members]), 3)
+    return [[G.current_assignment_tombstone(GID, m) for m in ids], [G.target_member_tombstone(GID, m) for m in ids],
+            [R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id=GID))],
+            [G.member_tombstone(GID, m) for m in ids], [G.partition_metadata_tombstone(GID)],
+            [R.ConsumerGroupMetadata.tombstone(R.ConsumerGroupMetadataKey(group_id=GID))], [classic]]
+
+
+def _downgraded(c, got, m1, owned, generation, at=None):
+    assert in_groups(got, downgrade_records(c, generation, [(m1, assignment(*owned))], at)), got
+    g = c.groups[GID]
+    assert isinstance(g, ClassicGroup) and g.state == ClassicGroupState.PREPARING_REBALANCE  # a new rebalance
+    assert classic_heartbeat_key(GID, "m1") in c.timers.pending() and f"classic-join-{GID}" in c.timers.pending()
+
+
+def advance_while_m1_heartbeats(c, ms: int) -> int:
+    """Let `ms` pass while classic member 1 heartbeats every 4 s (its session is 5 s: a loaded
+    group arms it, which Kafka's test context does not); returns the log position before the
+    last step, whose records are the expiry's."""
+    while ms > 4000:
+        assert heartbeat(c, GID, "m1", c.groups[GID].members["m1"].member_epoch).error_code in (
+            E.none, E.rebalance_in_progress)
+        c.advance(4000)
+        ms -= 4000
+    heartbeat(c, GID, "m1", c.groups[GID].members["m1"].member_epoch)
+    pos = c.position
+    c.advance(ms)
+    return pos
+
+
+def test_last_consumer_protocol_member_leaving_consumer_group(profile, mock_assignor):
+    c, m1, owned = _classic_and_consumer_member(profile)
+    pos = c.position
+    r = hb(c, "m2", -1, group=GID, topics=["foo", "bar"], rebalance_ms=5000, owned={})
+    assert r.error_code == E.none
+    _downgraded(c, written(c, pos), m1, owned, 10)
+
+
+def test_last_consumer_protocol_member_session_timeout_in_consumer_group(profile, mock_assignor):
+    c, m1, owned = _classic_and_consumer_member(profile)
+    hb(c, "m2", 10, group=GID, topics=["foo", "bar"], owned={})
+    assert timeout_of(c, session_key(GID, "m2")) == SESSION_TIMEOUT_MS
+    # (kgroup's timers fire at their deadline: the classic group is Stable since then)
+    expiry = c.now() + SESSION_TIMEOUT_MS
+    pos = advance_while_m1_heartbeats(c, SESSION_TIMEOUT_MS + 1)     # member 2 is fenced: the downgrade
+    _downgraded(c, written(c, pos), m1, owned, 10, at=expiry)
+
+
+def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group(profile, mock_assignor):
+    c, m1, owned = _classic_and_consumer_member(profile, rebalance_ms=30_000, m2_topics=("foo", "bar", "zar"))
+    foo, bar = tid(c, "foo"), tid(c, "bar")
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2], bar: [0, 1]}, "m2": {foo: [3, 4, 5]}})
+    # Member 2 drops zar: a new assignment where it must revoke bar-2.
+    hb(c, "m2", 10, group=GID, topics=["foo", "bar"], owned={foo: [3, 4, 5], bar: [2]})
+    assert timeout_of(c, rebalance_key(GID, "m2")) == 30_000
+    expiry = c.now() + 30_000
+    pos = advance_while_m1_heartbeats(c, 30_001)      # member 2 is fenced: the downgrade
+    _downgraded(c, written(c, pos), m1, owned, 11, at=expiry)
+
+
+# ---------------------------------------------------------------------------------------
+# JoinGroup to a consumer group
+
+def consumer_protocol(*topics, owned=(), version=3):
+    """Kafka's test `toConsumerProtocol`: the protocol "range" with a subscription."""
+    return [("range", subscription(*topics, owned=owned, version=version))]
+
+
+def _one_member_group(profile, **config):
+    """Kafka's consumer group of one member at epoch 10 with foo 0-1 (no subscription of its own)."""
+    clu = cluster(foo=2, bar=1)
+    foo = clu.topic_id("foo")
+    m = member("m", previous=10, topics=(), rebalance_ms=-1, assignor=None, client_id="", client_host="",
+               assigned={foo: [0, 1]})
+    records = group_records(GID, 10, [m], {"m": {foo: [0, 1]}}, metadata_hash=group_hash(clu, "foo"))
+    return coordinator(profile, clu, records, **config), foo, m
+
+
+def test_joining_consumer_group_throws_exception_if_group_over_max_size(profile, mock_assignor):
+    c, _, _ = _one_member_group(profile, group_consumer_max_size=1)
+    pos = c.position
+    r = cjoin(c, "", [("range", b"")], rebalance_ms=500)
+    # (Kafka's message, "The consumer group has reached its maximum capacity of 1 members.", is not on the wire)
+    assert r.done and r.response.error_code == E.group_max_size_reached
+    assert written(c, pos) == []
+
+
+def _roundrobin_member_group(profile):
+    """A consumer group whose only member speaks the classic protocol with "roundrobin" alone."""
+    m = classic_member(member("m", previous=10, topics=(), assignor=None), 5000, [("roundrobin", b"")])
+    return coordinator(profile, cluster(foo=2, bar=1), group_records(GID, 10, [m]))
+
+
+def test_joining_consumer_group_throws_exception_if_protocol_is_not_supported(profile, mock_assignor):
+    c = _roundrobin_member_group(profile)
+    pos = c.position
+    assert cjoin(c, "", [("range", b"")], rebalance_ms=500).response.error_code == E.inconsistent_group_protocol
+    assert cjoin(c, "", [("range", b"")], rebalance_ms=500, protocol_type="connect").response.error_code \
+        == E.inconsistent_group_protocol
+    assert written(c, pos) == []
+
+
+@pytest.mark.parametrize("version", [0, 1, 2, 3])
+def test_joining_consumer_group_with_new_dynamic_member(profile, mock_assignor, version):
+    c, foo, _ = _one_member_group(profile)
+    bar = tid(c, "bar")
+    protocols = consumer_protocol("foo", "bar", version=version)
+    pos = c.position
+    first = cjoin(c, "", protocols, rebalance_ms=500)
+    assert first.response.error_code == E.member_id_required and written(c, pos) == []
+    new_id = first.response.member_id
+    assert new_id != ""
+    mock_assignor.prepare({"m": {foo: [0]}, new_id: {bar: [0]}})
+    second = cjoin(c, new_id, protocols, rebalance_ms=500)
+    expected = classic_member(member(new_id, epoch=11, previous=0, rebalance_ms=500, assignor=None,
+                                     assigned={bar: [0]}), 5000, protocols)
+    assert in_groups(written(c, pos), [
+        [G.member_record(GID, expected)], [G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar"))],
+        [G.target_member_record(GID, "m", {foo: frozenset([0])}),
+         G.target_member_record(GID, new_id, {bar: frozenset([0])})],
+        [G.target_epoch_record(GID, 11, c.now())], [G.current_assignment_record(GID, expected)]])
+    assert second.done
+    resp = second.response
+    assert (resp.error_code, resp.member_id, resp.generation_id, resp.protocol_type, resp.protocol_name) == (
+        E.none, new_id, 11, "consumer", "range")
+    assert timeout_of(c, session_key(GID, new_id)) == 5000
+    assert timeout_of(c, sync_key("consumer", GID, new_id)) == 500
+
+
+def test_joining_consumer_group_with_new_static_member(profile, noop_assignor):
+    c, foo, _ = _one_member_group(profile, group_consumer_assignors=["no-op"])
+    protocols = consumer_protocol("foo", "bar")
+    pos = c.position
+    r = cjoin(c, "", protocols, instance="instance-id", rebalance_ms=500)
+    assert r.done and r.response.error_code == E.none
+    new_id = r.response.member_id
+    assert new_id != ""
+    expected = classic_member(member(new_id, epoch=11, previous=0, instance="instance-id", rebalance_ms=500,
+                                     assignor=None), 5000, protocols)
+    assert written(c, pos) == [
+        G.member_record(GID, expected), G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar")),
+        G.target_member_record(GID, new_id, {}), G.target_epoch_record(GID, 11, c.now()),
+        G.current_assignment_record(GID, expected)]
+    resp = r.response
+    assert (resp.generation_id, resp.protocol_type, resp.protocol_name) == (11, "consumer", "range")
+    assert timeout_of(c, session_key(GID, new_id)) == 5000
+    assert timeout_of(c, sync_key("consumer", GID, new_id)) == 500
+
+
+def test_joining_consumer_group_replacing_existing_static_member(profile, noop_assignor):
+    clu = cluster(foo=2)
+    foo = clu.topic_id("foo")
+    old = member("old", previous=10, instance="instance-id", topics=["foo"], rebalance_ms=500, assignor=None,
+                 client_id="", client_host="", assigned={foo: [0, 1]})
+    c = coordinator(profile, clu, group_records(GID, 10, [old], {"old": {foo: [0, 1]}},
+                                                metadata_hash=group_hash(clu, "foo")),
+                    group_consumer_migration_policy="disabled", group_consumer_assignors=["no-op"])
+    protocols = consumer_protocol("foo")
+    pos = c.position
+    r = cjoin(c, "", protocols, instance="instance-id", rebalance_ms=500)
+    assert r.done and r.response.error_code == E.none
+    new_id = r.response.member_id
+    copied = old.replace(member_id=new_id, member_epoch=0, previous_member_epoch=0)
+    expected = classic_member(copied.replace(member_epoch=10, client_id=CLIENT_ID, client_host=CLIENT_HOST),
+                              5000, protocols)
+    assert written(c, pos) == [
+        G.current_assignment_tombstone(GID, "old"), G.target_member_tombstone(GID, "old"), G.member_tombstone(GID, "old"),
+        G.member_record(GID, copied), G.target_member_record(GID, new_id, {foo: frozenset([0, 1])}),
+        G.current_assignment_record(GID, copied), G.member_record(GID, expected),
+        G.current_assignment_record(GID, expected)]
+    resp = r.response
+    assert (resp.member_id, resp.generation_id, resp.protocol_type, resp.protocol_name) == (new_id, 10, "consumer", "range")
+    assert timeout_of(c, session_key(GID, new_id)) == 5000
+    assert timeout_of(c, sync_key("consumer", GID, new_id)) == 500
+
+
+def test_joining_consumer_group_with_existing_static_member_and_new_subscription(profile, mock_assignor):
+    clu = cluster(foo=2, bar=1, zar=1)
+    foo, bar, zar = clu.topic_id("foo"), clu.topic_id("bar"), clu.topic_id("zar")
+    h = group_hash(clu, "foo", "bar", "zar")
+    m1 = classic_member(member("m1", previous=10, instance="instance-id", rebalance_ms=500, assignor=None,
+                               assigned={foo: [0], bar: [0]}),
+                        5000, consumer_protocol("foo", "bar", owned=[("foo", 0), ("foo", 1)]))
+    m2 = member("m2", previous=10, rebalance_ms=500, assignor=None, assigned={foo: [1]})
+    c = coordinator(profile, clu, group_records(GID, 10, [m1, m2], {"m1": {foo: [0], bar: [0]}, "m2": {foo: [1]}},
+                                                metadata_hash=h))
+    mock_assignor.prepare({"m1": {foo: [0], zar: [0]}, "m2": {bar: [0], foo: [1]}})
+    protocols = consumer_protocol("foo", "bar", "zar")
+    pos = c.position
+    r = cjoin(c, "m1", protocols, rebalance_ms=500)     # member 1 rejoins with a new subscription
+    # foo-0 keeps its epoch 10; zar-0 comes at 11
+    expected = m1.replace(member_epoch=11, previous_member_epoch=10, subscribed_topic_names=frozenset(["foo", "bar", "zar"]),
+                          assigned_partitions={foo: {0: 10}, zar: {0: 11}})
+    expected = classic_member(expected, 5000, protocols)
+    assert in_groups(written(c, pos), [
+        [G.member_record(GID, expected)], [G.group_epoch_record(GID, 11, h)],
+        [G.target_member_record(GID, "m1", {foo: frozenset([0]), zar: frozenset([0])}),
+         G.target_member_record(GID, "m2", {bar: frozenset([0]), foo: frozenset([1])})],
+        [G.target_epoch_record(GID, 11, c.now())], [G.current_assignment_record(GID, expected)]])
+    resp = r.response
+    assert (resp.error_code, resp.member_id, resp.generation_id, resp.protocol_type, resp.protocol_name) == (
+        E.none, "m1", 11, "consumer", "range")
+    assert timeout_of(c, session_key(GID, "m1")) == 5000
+    assert timeout_of(c, sync_key("consumer", GID, "m1")) == 500
+
+
+def _static_candidates(profile, instance):
+    protocols = consumer_protocol("foo", "bar", owned=[("foo", 0), ("foo", 1)])
+    m1 = classic_member(member("m1", previous=10, topics=(), instance=instance, assignor=None), 5000, protocols)
+    m2 = member("m2", previous=10, topics=(), assignor=None)
+    return coordinator(profile, cluster(foo=2, bar=1), group_records(GID, 10, [m1, m2])), protocols
+
+
+def test_static_member_joining_consumer_group_with_unknown_instance_id(profile, mock_assignor):
+    c, protocols = _static_candidates(profile, None)
+    pos = c.position
+    r = cjoin(c, "m1", protocols, instance="instance-id", rebalance_ms=500)
+    assert r.response.error_code == E.unknown_member_id and written(c, pos) == []
+
+
+def test_static_member_joining_consumer_group_with_unmatched_member_id(profile, mock_assignor):
+    c, protocols = _static_candidates(profile, "instance-id")
+    pos = c.position
+    r = cjoin(c, "another-member-id", protocols, instance="instance-id", rebalance_ms=500)
+    assert r.response.error_code == E.fenced_instance_id and written(c, pos) == []
