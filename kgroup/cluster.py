@@ -246,6 +246,26 @@ class Cluster:
                 self.end_transaction(topic, partition, pid, commit=transactional == "commit")
         return base
 
+    def append_batch(self, topic: str, partition: int, data: bytes, *, last_offset_delta: int, max_timestamp: int,
+                     producer_id: int = -1, transactional: bool = False) -> int:
+        """Append one record batch (magic 2) exactly as a producer sent it, at the log end;
+        returns its base offset. Only the base offset and partition leader epoch (0) are
+        rewritten, as a leader does: both lie outside the batch CRC. The caller checked it."""
+        t, log = self._log(topic, partition)
+        base = self.end_offset(topic, partition)
+        data = base.to_bytes(8, "big", signed=True) + data[8:12] + b"\0\0\0\0" + data[16:]
+        self._append(t, partition, log, StoredBatch(base, base + last_offset_delta, data, max_timestamp,
+                                                    producer_id, transactional))
+        if transactional:
+            log.open_transactions.setdefault(producer_id, base)
+        return base
+
+    def new_producer_id(self) -> int:
+        """A producer id no other producer of this cluster was given (InitProducerId)."""
+        pid = self._next_producer_id
+        self._next_producer_id += 1
+        return pid
+
     def _append(self, t: Topic, partition: int, log: PartitionLog, batch: StoredBatch) -> None:
         log.batches.append(batch)
         log.bases.append(batch.base_offset)

@@ -1,0 +1,16 @@
+"""`kgroup serve`: a Kafka-protocol endpoint on loopback in front of kgroup's coordinator, so
+that unmodified Kafka clients (librdkafka, kafka-python, aiokafka) run their groups against it.
+
+    from kgroup import Cluster, Coordinator
+    from kgroup.serve import Server
+    server = Server(Coordinator(cluster=Cluster({"orders": 3}))).start()
+    server.bootstrap        # "127.0.0.1:PORT" for bootstrap.servers
+    server.stop()
+
+Modules: `framing` (frames, headers, kio codecs), `broker` (the broker APIs over the simulated
+cluster), `server` (the loop owning the coordinator, connections, routing), `cli` (`kgroup serve`).
+Nothing in kgroup imports this package except the command line, lazily.
+"""
+from kgroup.serve.server import Server
+
+__all__ = ["Server"]

@@ -1,0 +1,388 @@
+"""The broker APIs `kgroup serve` answers from the simulated cluster (`kgroup.cluster`):
+one broker (node 0, this server) leads every partition at leader epoch 0.
+
+Each handler takes the request and its version and returns version-neutral data (built into
+the kio response of that version by the server), None for a Produce with acks=0 (Kafka sends
+no answer), or a coroutine (Fetch long polls). Group and offsets APIs are not here: the
+server routes them to `Coordinator.handle`.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import struct
+from typing import Any
+
+from crc32c import crc32c
+
+from kgroup.cluster import UnknownTopicError
+from kgroup.errors import ErrorCode
+from kgroup.log.batch import read_batches
+from kgroup.protocol import get, ms
+
+NODE_ID = 0
+#: "no authorized operations asked for" (Kafka's Integer.MIN_VALUE)
+_NO_OPERATIONS = -(2 ** 31)
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+#: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+#: baseTimestamp, maxTimestamp, producerId
+_BATCH = struct.Struct(">qiibIhiqqq")
+_CRC_START = 21
+_TRANSACTIONAL, _CONTROL = 0x10, 0x20
+#: ListOffsets special timestamps
+_LATEST, _EARLIEST, _MAX_TIMESTAMP = -1, -2, -3
+
+#: api key -> (handler method name, lowest version served); the highest is kio's
+BROKER_APIS: dict[int, tuple[str, int]] = {
+    0: ("produce", 3),
+    1: ("fetch", 4),
+    2: ("list_offsets", 1),
+    3: ("metadata", 0),
+    10: ("find_coordinator", 0),
+    18: ("api_versions", 0),
+    19: ("create_topics", 2),
+    20: ("delete_topics", 1),
+    22: ("init_producer_id", 0),
+    60: ("describe_cluster", 0),
+}
+
+
+class Broker:
+    """The broker side of the server: cluster metadata and partition data for real clients.
+
+    `served` (api key -> (min, max)) is what ApiVersions advertises; the server fills it
+    with every API it routes. `auto_create_topics`: Metadata creates unknown topics (Kafka's
+    auto.create.topics.enable, off here by default) with `default_partitions`."""
+
+    def __init__(self, coordinator: Any, host: str, port: int, *, cluster_id: str = "kgroup",
+                 auto_create_topics: bool = False, default_partitions: int = 1) -> None:
+        self.coordinator = coordinator
+        self.cluster = coordinator.cluster
+        self.host, self.port = host, port
+        self.cluster_id = cluster_id
+        self.auto_create_topics = auto_create_topics
+        self.default_partitions = default_partitions
+        self.served: dict[int, tuple[int, int]] = {}
+        #: resolved on the next produce; long-polling fetches wait on it
+        self._produced: asyncio.Future | None = None
+
+    # -- helpers ------------------------------------------------------------------------
+    def _broker(self, id_field: str = "node_id") -> dict:
+        return {id_field: NODE_ID, "host": self.host, "port": self.port, "rack": None}
+
+    def _data_arrived(self) -> None:
+        if self._produced is not None and not self._produced.done():
+            self._produced.set_result(None)
+        self._produced = None
+
+    def _next_produce(self) -> asyncio.Future:
+        if self._produced is None:
+            self._produced = asyncio.get_running_loop().create_future()
+        return self._produced
+
+    def _partition(self, name: str, p: int) -> ErrorCode:
+        if name not in self.cluster or not 0 <= p < self.cluster.partitions(name):
+            return ErrorCode.unknown_topic_or_partition
+        return ErrorCode.none
+
+    def _name_of(self, topic_id: Any) -> str | None:
+        try:
+            return self.cluster.topic_name(topic_id)
+        except UnknownTopicError:
+            return None
+
+    # -- ApiVersions (18) ----------------------------------------------------------------
+    def api_versions(self, req: Any, version: int) -> dict:
+        keys = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (lo, hi) in sorted(self.served.items())]
+        # KIP-848 clients look for the group.version feature (1: the consumer protocol)
+        return {"error_code": ErrorCode.none, "api_keys": keys, "throttle_time": 0,
+                "supported_features": [{"name": "group.version", "min_version": 0, "max_version": 1}],
+                "finalized_features_epoch": 0,
+                "finalized_features": [{"name": "group.version", "min_version_level": 1, "max_version_level": 1}]}
+
+    # -- Metadata (3) --------------------------------------------------------------------
+    def metadata(self, req: Any, version: int) -> dict:
+        asked = req.topics
+        if asked is None or (version == 0 and not asked):
+            wanted: list[tuple[str | None, Any]] = [(t.name, t.topic_id) for t in self.cluster.topics()]
+        else:
+            wanted = [(get(t, "name"), get(t, "topic_id")) for t in asked]
+        create = self.auto_create_topics and (version < 4 or req.allow_auto_topic_creation)
+        topics = []
+        for name, topic_id in wanted:
+            if name is None and topic_id is not None:
+                name = self._name_of(topic_id)
+                if name is None:
+                    topics.append({"error_code": ErrorCode.unknown_topic_id, "name": None, "topic_id": topic_id,
+                                   "partitions": [], "topic_authorized_operations": _NO_OPERATIONS})
+                    continue
+            if name not in self.cluster and create and _LEGAL_TOPIC.fullmatch(name or "") and name not in (".", ".."):
+                self.cluster.create_topic(name, self.default_partitions)
+            if name not in self.cluster:
+                topics.append({"error_code": ErrorCode.unknown_topic_or_partition, "name": name, "topic_id": None,
+                               "partitions": [], "topic_authorized_operations": _NO_OPERATIONS})
+                continue
+            t = self.cluster.topic(name)
+            parts = [{"error_code": ErrorCode.none, "partition_index": p, "leader_id": NODE_ID, "leader_epoch": 0,
+                      "replica_nodes": [NODE_ID], "isr_nodes": [NODE_ID], "offline_replicas": []}
+                     for p in range(t.partitions)]
+            topics.append({"error_code": ErrorCode.none, "name": name, "topic_id": t.topic_id, "is_internal": False,
+                           "partitions": parts, "topic_authorized_operations": _NO_OPERATIONS})
+        return {"throttle_time": 0, "brokers": [self._broker()], "cluster_id": self.cluster_id,
+                "controller_id": NODE_ID, "topics": topics, "cluster_authorized_operations": _NO_OPERATIONS,
+                "error_code": ErrorCode.none}
+
+    # -- FindCoordinator (10) ------------------------------------------------------------
+    def find_coordinator(self, req: Any, version: int) -> dict:
+        key_type = get(req, "key_type", 0)
+        if version >= 4:
+            return {"throttle_time": 0,
+                    "coordinators": [{"key": k, **self._coordinator(key_type, k)} for k in req.coordinator_keys]}
+        return {"throttle_time": 0, **self._coordinator(key_type, req.key)}
+
+    def _coordinator(self, key_type: int, key: str) -> dict:
+        if key_type in (0, 2):  # GROUP, SHARE ("group:topicId:partition"): this broker leads them all
+            return {"error_code": ErrorCode.none, "error_message": None, **self._broker()}
+        # transactions are not served: clients retry, as while a coordinator is loading
+        message = ("kgroup serve has no transaction coordinator" if key_type == 1
+                   else f"unknown coordinator key type {key_type}")
+        code = ErrorCode.coordinator_not_available if key_type == 1 else ErrorCode.invalid_request
+        return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
+
+    # -- DescribeCluster (60) ------------------------------------------------------------
+    def describe_cluster(self, req: Any, version: int) -> dict:
+        endpoint_type = get(req, "endpoint_type", 1)
+        if endpoint_type != 1:  # only brokers here, no controllers to describe
+            return {"throttle_time": 0, "error_code": ErrorCode.unsupported_endpoint_type,
+                    "error_message": "The target server does not support the requested endpoint type.",
+                    "endpoint_type": endpoint_type, "cluster_id": self.cluster_id, "controller_id": -1,
+                    "brokers": [], "cluster_authorized_operations": _NO_OPERATIONS}
+        broker = {**self._broker("broker_id"), "is_fenced": False}
+        return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "endpoint_type": 1,
+                "cluster_id": self.cluster_id, "controller_id": NODE_ID, "brokers": [broker],
+                "cluster_authorized_operations": _NO_OPERATIONS}
+
+    # -- CreateTopics (19) / DeleteTopics (20) -------------------------------------------
+    def create_topics(self, req: Any, version: int) -> dict:
+        results = []
+        for t in req.topics:
+            partitions = t.num_partitions if t.num_partitions != -1 else self.default_partitions
+            code, message = ErrorCode.none, None
+            if t.name in self.cluster:
+                code, message = ErrorCode.topic_already_exists, f"Topic '{t.name}' already exists."
+            elif not _LEGAL_TOPIC.fullmatch(t.name) or t.name in (".", ".."):
+                code, message = ErrorCode.invalid_topic_exception, f"Topic name {t.name!r} is illegal"
+            elif t.assignments:
+                code, message = ErrorCode.invalid_request, "kgroup serve places replicas itself"
+            elif partitions < 1:
+                code, message = ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
+            elif t.replication_factor not in (-1, 1):
+                code, message = (ErrorCode.invalid_replication_factor,
+                                 f"Unable to replicate the partition {t.replication_factor} time(s): "
+                                 "The target replication factor of 3 cannot be reached because only 1 broker(s) "
+                                 "are registered."
+                                 .replace("of 3", f"of {t.replication_factor}"))
+            topic_id = None
+            if code == ErrorCode.none and not req.validate_only:
+                topic_id = self.cluster.create_topic(t.name, partitions)
+            ok = code == ErrorCode.none
+            results.append({"name": t.name, "topic_id": topic_id, "error_code": code, "error_message": message,
+                            "num_partitions": partitions if ok else -1, "replication_factor": 1 if ok else -1,
+                            "configs": [] if ok else None})
+        return {"throttle_time": 0, "topics": results}
+
+    def delete_topics(self, req: Any, version: int) -> dict:
+        asked = ([(n, None) for n in req.topic_names] if version < 6
+                 else [(t.name, t.topic_id) for t in req.topics])
+        results = []
+        for name, topic_id in asked:
+            if name is None and topic_id is not None:
+                name = self._name_of(topic_id)
+                if name is None:
+                    results.append({"name": None, "topic_id": topic_id, "error_code": ErrorCode.unknown_topic_id,
+                                    "error_message": None})
+                    continue
+            if name not in self.cluster:
+                results.append({"name": name, "topic_id": topic_id, "error_code": ErrorCode.unknown_topic_or_partition,
+                                "error_message": "This server does not host this topic-partition."})
+                continue
+            topic_id = self.cluster.topic_id(name)
+            self.cluster.delete_topic(name)
+            results.append({"name": name, "topic_id": topic_id, "error_code": ErrorCode.none, "error_message": None})
+        return {"throttle_time": 0, "responses": results}
+
+    # -- InitProducerId (22) -------------------------------------------------------------
+    def init_producer_id(self, req: Any, version: int) -> dict:
+        if req.transactional_id is not None:
+            return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available,
+                    "producer_id": -1, "producer_epoch": -1}
+        # idempotent producers: a fresh id each time (sequence numbers are kept, not checked)
+        return {"throttle_time": 0, "error_code": ErrorCode.none, "producer_id": self.cluster.new_producer_id(),
+                "producer_epoch": 0}
+
+    # -- Produce (0) ---------------------------------------------------------------------
+    def produce(self, req: Any, version: int) -> dict | None:
+        acks = req.acks
+        topics = []
+        for t in req.topic_data:
+            name = get(t, "name")
+            topic_id = get(t, "topic_id")
+            if name is None and topic_id is not None:
+                name = self._name_of(topic_id)
+            parts = []
+            for p in t.partition_data:
+                if acks not in (0, 1, -1):
+                    row = {"error_code": ErrorCode.invalid_required_acks}
+                elif name is None:
+                    row = {"error_code": ErrorCode.unknown_topic_id}
+                elif self._partition(name, p.index) != ErrorCode.none:
+                    row = {"error_code": ErrorCode.unknown_topic_or_partition}
+                else:
+                    row = self._append(name, p.index, bytes(p.records or b""))
+                parts.append({"index": p.index, "base_offset": -1, "log_append_time": None, "log_start_offset": -1,
+                              "record_errors": [], **row})
+            topics.append({"name": name or "", "topic_id": topic_id, "partition_responses": parts})
+        if acks == 0:
+            return None
+        return {"responses": topics, "throttle_time": 0}
+
+    def _append(self, topic: str, partition: int, records: bytes) -> dict:
+        """Check every batch (magic 2, sizes, CRC) before appending any, as Kafka validates
+        the whole produce of a partition at once."""
+        batches = []
+        pos = 0
+        while pos < len(records):
+            if len(records) - pos < _BATCH.size + 18:
+                return {"error_code": ErrorCode.corrupt_message, "error_message": "truncated record batch"}
+            base, length, _epoch, magic, crc, attributes, lod, _bts, max_ts, pid = _BATCH.unpack_from(records, pos)
+            end = pos + 12 + length
+            if magic != 2:
+                return {"error_code": ErrorCode.unsupported_for_message_format,
+                        "error_message": f"record batch magic {magic}: produce v3+ takes magic 2 only"}
+            if length < _BATCH.size + 18 - 12 or end > len(records) or lod < 0:
+                return {"error_code": ErrorCode.corrupt_message, "error_message": "bad record batch size"}
+            if crc32c(memoryview(records)[pos + _CRC_START:end]) != crc:
+                return {"error_code": ErrorCode.corrupt_message, "error_message": "record batch CRC mismatch"}
+            if attributes & _CONTROL:
+                return {"error_code": ErrorCode.invalid_record, "error_message": "clients may not produce control batches"}
+            batches.append((records[pos:end], lod, max_ts, pid, bool(attributes & _TRANSACTIONAL)))
+            pos = end
+        if not batches:
+            return {"error_code": ErrorCode.invalid_record, "error_message": "no record batch"}
+        first = None
+        for data, lod, max_ts, pid, txn in batches:
+            base = self.cluster.append_batch(topic, partition, data, last_offset_delta=lod, max_timestamp=max_ts,
+                                             producer_id=pid, transactional=txn)
+            first = base if first is None else first
+        self._data_arrived()
+        return {"error_code": ErrorCode.none, "base_offset": first,
+                "log_start_offset": self.cluster.log_start_offset(topic, partition)}
+
+    # -- ListOffsets (2) -----------------------------------------------------------------
+    def list_offsets(self, req: Any, version: int) -> dict:
+        committed = get(req, "isolation_level", 0) == 1
+        topics = []
+        for t in req.topics:
+            parts = []
+            for p in t.partitions:
+                row = {"partition_index": p.partition_index, "error_code": ErrorCode.none, "timestamp": -1,
+                       "offset": -1, "leader_epoch": 0}
+                if self._partition(t.name, p.partition_index) != ErrorCode.none:
+                    row["error_code"], row["leader_epoch"] = ErrorCode.unknown_topic_or_partition, -1
+                else:
+                    row["offset"], row["timestamp"] = self._offset_for(t.name, p.partition_index, p.timestamp, committed)
+                parts.append(row)
+            topics.append({"name": t.name, "partitions": parts})
+        return {"throttle_time": 0, "topics": topics}
+
+    def _offset_for(self, topic: str, partition: int, timestamp: int, committed: bool) -> tuple[int, int]:
+        c = self.cluster
+        if timestamp == _LATEST:
+            return (c.last_stable_offset(topic, partition) if committed else c.end_offset(topic, partition)), -1
+        if timestamp < -1 and timestamp != _MAX_TIMESTAMP:  # earliest, earliest-local, earliest-tiered
+            return c.log_start_offset(topic, partition), -1
+        best: tuple[int, int] = (-1, -1)
+        start = c.log_start_offset(topic, partition)
+        for b in c.read(topic, partition, start, read_committed=committed):
+            if b.control:
+                continue
+            for batch in read_batches(b.data, strict=True):
+                for r in batch.records:
+                    if r.offset < start:  # the first batch may straddle the log start
+                        continue
+                    if timestamp == _MAX_TIMESTAMP:
+                        if r.timestamp > best[1]:
+                            best = (r.offset, r.timestamp)
+                    elif r.timestamp >= timestamp:
+                        return r.offset, r.timestamp
+        return best
+
+    # -- Fetch (1) -----------------------------------------------------------------------
+    async def fetch(self, req: Any, version: int) -> dict:
+        """Answer at once when min_bytes are there (or an error is); else wait for produces
+        until MaxWaitMs passes, as Kafka's fetch purgatory does."""
+        if req.session_id != 0 or req.session_epoch not in (0, -1):
+            # no fetch sessions are created (every answer says session 0), so none can be found
+            return {"throttle_time": 0, "error_code": ErrorCode.fetch_session_id_not_found, "session_id": 0,
+                    "responses": []}
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ms(req.max_wait) / 1000
+        while True:
+            data, size, errors = self._fetch_once(req, version)
+            remaining = deadline - loop.time()
+            if size >= req.min_bytes or errors or remaining <= 0:
+                return data
+            try:
+                await asyncio.wait_for(asyncio.shield(self._next_produce()), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    def _fetch_once(self, req: Any, version: int) -> tuple[dict, int, bool]:
+        committed = req.isolation_level == 1
+        by_id = version >= 13
+        budget = req.max_bytes
+        size, errors = 0, False
+        responses = []
+        for t in req.topics:
+            name = self._name_of(t.topic_id) if by_id else t.topic
+            parts = []
+            for p in t.partitions:
+                row: dict[str, Any] = {"partition_index": p.partition, "error_code": ErrorCode.none,
+                                       "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+                                       "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
+                parts.append(row)
+                if name is None:
+                    row["error_code"] = ErrorCode.unknown_topic_id
+                elif self._partition(name, p.partition) != ErrorCode.none:
+                    row["error_code"] = ErrorCode.unknown_topic_or_partition
+                if row["error_code"] != ErrorCode.none:
+                    errors = True
+                    continue
+                c = self.cluster
+                hwm, start = c.end_offset(name, p.partition), c.log_start_offset(name, p.partition)
+                row.update(high_watermark=hwm, last_stable_offset=c.last_stable_offset(name, p.partition),
+                           log_start_offset=start)
+                if not start <= p.fetch_offset <= hwm:
+                    row["error_code"], errors = ErrorCode.offset_out_of_range, True
+                    continue
+                chunks, used, aborted = [], 0, {}
+                for b in c.read(name, p.partition, p.fetch_offset, read_committed=committed):
+                    limit = min(p.partition_max_bytes, budget - used)
+                    # the first batch goes out even when too big, so that a consumer always
+                    # progresses (KIP-74); later ones only while they fit both limits
+                    if chunks or size:
+                        if len(b.data) > limit:
+                            break
+                    chunks.append(b.data)
+                    used += len(b.data)
+                    if committed and b.aborted:
+                        aborted.setdefault(b.producer_id, b.base_offset)
+                if committed:
+                    row["aborted_transactions"] = [{"producer_id": pid, "first_offset": first}
+                                                   for pid, first in aborted.items()]
+                row["records"] = b"".join(chunks)
+                size += used
+                budget -= used
+            key = {"topic_id": t.topic_id} if by_id else {"topic": t.topic}
+            responses.append({**key, "partitions": parts})
+        return {"throttle_time": 0, "error_code": ErrorCode.none, "session_id": 0, "responses": responses}, size, errors

@@ -1,0 +1,266 @@
+"""The server: one thread, one asyncio loop, and the coordinator owned by that loop.
+
+Kafka's group coordinator runs each `__consumer_offsets` partition on a single thread; here
+one loop plays that part for all of them: every `Coordinator` call (requests, timers, clock)
+happens on it, so the sans-IO coordinator needs no locks. Each connection serves its requests
+one at a time, in order, as Kafka's network layer does (it mutes a channel until the answer
+to its request is sent): a JoinGroup waiting for the rebalance holds back that connection
+only, never the loop.
+
+    server = Server(Coordinator(cluster=Cluster({"orders": 3}))).start()
+    consumer = KafkaConsumer("orders", bootstrap_servers=server.bootstrap, group_id="g")
+    ...
+    server.call(lambda: len(server.coordinator.log))   # look at the state on the loop's thread
+    server.stop()
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kgroup.errors import ErrorCode
+from kgroup.protocol import build, response_class, supported_versions
+from kgroup.protocol.limits import error_response
+from kgroup.runtime import HANDLERS, PendingResponse
+from kgroup.serve.broker import BROKER_APIS, Broker
+from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, decode_request, encode_response, frame_size,
+                                  peek_header, request_class)
+
+log = logging.getLogger("kgroup.serve")
+
+#: APIs the coordinator handles that only brokers and controllers send (Kafka checks
+#: ClusterAction on them): WriteTxnMarkers and the share coordinator's state RPCs
+_INTER_BROKER = frozenset({27, 83, 84, 85, 86, 87})
+_API_VERSIONS = 18
+
+
+def _served_apis() -> dict[int, tuple[int, int]]:
+    """api key -> (min, max) version: kio's versions of every API the server routes."""
+    out: dict[int, tuple[int, int]] = {}
+    for key, (_, lowest) in BROKER_APIS.items():
+        versions = [v for v in supported_versions(key) if v >= lowest]
+        out[key] = (versions[0], versions[-1])
+    for key in HANDLERS:
+        if key not in _INTER_BROKER and key not in out:
+            versions = supported_versions(key)
+            out[key] = (versions[0], versions[-1])
+    return out
+
+
+class Server:
+    """A Kafka-protocol endpoint in front of `coordinator` (and its `cluster`).
+
+    `start()` binds (port 0: any free port) and serves on a background thread; `stop()`
+    closes every connection and joins it. A real clock drives the coordinator's timers
+    (session timeouts, rebalance delays, offsets expiration) from the moment it starts.
+    `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable)."""
+
+    def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
+                 auto_create_topics: bool = False, tick_ms: int = 100,
+                 max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+        self.coordinator = coordinator
+        self.host, self.port = host, port
+        self.tick_ms = tick_ms
+        self.max_request_bytes = max_request_bytes
+        self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics)
+        self.api_versions = _served_apis()
+        self.broker.served = self.api_versions
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._stopping: asyncio.Future | None = None
+        self._connections: set[asyncio.Task] = set()
+
+    @property
+    def bootstrap(self) -> str:
+        """"host:port" for a client's bootstrap.servers."""
+        return f"{self.host}:{self.port}"
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> "Server":
+        """Bind and serve on a background thread; returns once the port is open."""
+        if self._thread is not None:
+            raise RuntimeError("the server is already started")
+        self._thread = threading.Thread(target=self._run, name=f"kgroup-serve-{self.port}", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            self._thread.join()
+            self._thread = None
+            raise self._error
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Close the listener and every connection, then join the thread."""
+        if self._thread is None:
+            return
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self._request_stop)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+        self._thread.join(timeout)
+        self._thread = None
+
+    def __enter__(self) -> "Server":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def call(self, fn: Callable[..., Any], *args: Any, timeout: float = 30.0) -> Any:
+        """Run `fn(*args)` on the loop's thread (where the coordinator lives) and return
+        its result: the safe way to look at or change the state while serving."""
+        if self._loop is None or threading.current_thread() is self._thread:
+            return fn(*args)
+        done: concurrent.futures.Future = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:  # handed to the caller
+                done.set_exception(exc)
+        self._loop.call_soon_threadsafe(run)
+        return done.result(timeout)
+
+    def _request_stop(self) -> None:
+        if self._stopping is not None and not self._stopping.done():
+            self._stopping.set_result(None)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except BaseException as exc:  # a bind error: start() raises it
+            self._error = exc
+            self._ready.set()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _main(self) -> None:
+        self._stopping = asyncio.get_running_loop().create_future()
+        listener = await asyncio.start_server(self._connection, self.host, self.port)
+        self.port = listener.sockets[0].getsockname()[1]
+        self.broker.port = self.port
+        self._start_clock()
+        ticker = asyncio.create_task(self._tick())
+        self._ready.set()
+        try:
+            await self._stopping
+        finally:
+            listener.close()
+            ticker.cancel()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(ticker, *self._connections, return_exceptions=True)
+            await listener.wait_closed()
+
+    # -- the clock ------------------------------------------------------------------------
+    def _start_clock(self) -> None:
+        # Jump to the wall clock without firing every timer on the way (a coordinator built
+        # with the default deterministic start is years behind); overdue timers fire once, at
+        # the first tick, as they would after a long pause.
+        now = int(time.time() * 1000)
+        if now > self.coordinator.now():
+            self.coordinator.clock.set(now)
+
+    def _sync_clock(self) -> None:
+        behind = int(time.time() * 1000) - self.coordinator.now()
+        if behind > 0:
+            self.coordinator.advance(behind)
+
+    async def _tick(self) -> None:
+        """Fire the coordinator's timers when due (and at least every `tick_ms`)."""
+        while True:
+            try:
+                self._sync_clock()
+            except Exception:
+                log.exception("a coordinator timer failed")
+            wait = self.tick_ms
+            deadline = self.coordinator.timers.next_deadline()
+            if deadline is not None:
+                wait = min(wait, max(1, deadline - self.coordinator.now()))
+            await asyncio.sleep(wait / 1000)
+
+    # -- connections ----------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        peer = writer.get_extra_info("peername")
+        client_host = "/" + (peer[0] if peer else "unknown")
+        try:
+            while True:
+                size = frame_size(await reader.readexactly(4), self.max_request_bytes)
+                answer = await self._serve(await reader.readexactly(size), client_host)
+                if answer is not None:
+                    writer.write(answer)
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client went away
+        except FrameError as exc:
+            log.info("closing the connection from %s: %s", client_host, exc)
+        except asyncio.CancelledError:
+            pass  # the server stops
+        except Exception:
+            log.exception("closing the connection from %s", client_host)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _serve(self, frame: bytes, client_host: str) -> bytes | None:
+        """The response frame to one request frame (None: no answer, acks=0)."""
+        api_key, version, correlation_id = peek_header(frame)
+        served = self.api_versions.get(api_key)
+        cls = request_class(api_key, version) if served and served[0] <= version <= served[1] else None
+        if cls is None:
+            if api_key == _API_VERSIONS:
+                # a client newer than this server: answer v0, which every client reads, with the
+                # versions served so that it retries with one of them (KIP-511)
+                lo, hi = self.api_versions[_API_VERSIONS]
+                return encode_response(correlation_id, build(response_class(_API_VERSIONS, 0), {
+                    "error_code": ErrorCode.unsupported_version,
+                    "api_keys": [{"api_key": _API_VERSIONS, "min_version": lo, "max_version": hi}]}))
+            # Kafka cannot parse it either and closes the connection
+            raise FrameError(f"unsupported request: api key {api_key} version {version}")
+        request = decode_request(frame, cls)
+        try:
+            self._sync_clock()
+            answer = self._route(api_key, request.body, version, request.client_id, client_host)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except Exception:
+            log.exception("api key %s v%s failed", api_key, version)
+            answer = error_response(request.body, ErrorCode.unknown_server_error)
+        if answer is None:
+            return None
+        if isinstance(answer, dict):
+            answer = build(response_class(api_key, version), answer)
+        return encode_response(correlation_id, answer)
+
+    def _route(self, api_key: int, body: Any, version: int, client_id: str | None, client_host: str) -> Any:
+        broker_api = BROKER_APIS.get(api_key)
+        if broker_api is not None:
+            return getattr(self.broker, broker_api[0])(body, version)
+        answer = self.coordinator.handle(body, client_id=client_id or "", client_host=client_host)
+        if isinstance(answer, PendingResponse):
+            return self._pending(answer)
+        return answer
+
+    async def _pending(self, pending: PendingResponse) -> Any:
+        """Wait for a JoinGroup/SyncGroup answer without holding the loop: other members'
+        requests and the clock complete it."""
+        if not pending.done:
+            arrived = asyncio.get_running_loop().create_future()
+            pending.add_done_callback(lambda _: arrived.done() or arrived.set_result(None))
+            await arrived
+        return pending.response
