@@ -11,8 +11,10 @@ import uuid
 
 import pytest
 
+from kgroup import Coordinator
 from kgroup import ErrorCode as E
 from kgroup import records as R
+from kgroup.assignors import SERVER_ASSIGNORS, FixedAssignor
 from kgroup.groups.consumer import ConsumerGroupMember, ResolvedRegularExpression
 from kgroup.groups.consumer import group as G
 from kgroup.groups.consumer.protocol import rebalance_key, session_key
@@ -20,7 +22,7 @@ from kgroup.groups.modern import MemberState
 from kgroup.protocol import ms, request
 from kgroup.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from tests.kafka_parity.consumer_kafka import (PROFILES, SESSION_TIMEOUT_MS, answer, classic_group_records,
-                                               cluster, consumer_group,
+                                               cluster, consumer_group, frozen,
                                                coordinator, group_hash, group_records, hb, join, member,
                                                mock_assignor, mock_assignors, ok, tid, timeout_of, with_epochs, written)
 
@@ -629,9 +631,26 @@ def test_consumer_group_member_joins_with_regex_and_updates_it_before_resolution
     r = hb(c, "m1", 0, regex="foo*", assignor="range", rebalance_ms=5000, owned={})
     # The new group stays at epoch 1 until the regex is resolved: no group or target records.
     assert answer(r) == ok("m1", 1, {})
-    expected = member("m1", epoch=1, previous=0, topics=(), regex="foo*", rebalance_ms=5000)
-    assert [rec for rec in written(c, 0) if not isinstance(rec, R.ConsumerGroupRegularExpression)][:2] == [
-        G.member_record(GID, expected), G.current_assignment_record(GID, expected)]
+    joined = member("m1", epoch=1, previous=0, topics=(), regex="foo*", rebalance_ms=5000)
+    mine, resolution = _split(c, 0, 2)
+    assert mine == [G.member_record(GID, joined), G.current_assignment_record(GID, joined)]
+    # kgroup has no pending task: foo* is resolved right after the join (Kafka's task still runs)
+    version, now = c.cluster.metadata_version, c.now()
+    assert resolution == [G.regex_record(GID, "foo*", ResolvedRegularExpression(frozenset({"foo"}), version, now)),
+                          G.group_epoch_record(GID, 2, group_hash(c.cluster, "foo"))]
+    pos = c.position
+    assert answer(hb(c, "m1", 1, regex="foo*|bar*")) == ok("m1", 2)
+    updated = joined.replace(subscribed_topic_regex="foo*|bar*", member_epoch=2, previous_member_epoch=1)
+    assert written(c, pos) == [G.member_record(GID, updated), G.regex_tombstone(GID, "foo*"),
+                               G.target_member_record(GID, "m1", {}), G.target_epoch_record(GID, 2, now),
+                               G.current_assignment_record(GID, updated)]
+    # Within 10 s of foo*'s resolution, but no regex is resolved any more: the next heartbeat
+    # resolves the new one at once, as Kafka's does (fixed: kgroup waited for the 10 s).
+    pos = c.position
+    assert answer(hb(c, "m1", 2, regex="foo*|bar*")) == ok("m1", 2)
+    assert written(c, pos) == [
+        G.regex_record(GID, "foo*|bar*", ResolvedRegularExpression(frozenset({"foo", "bar"}), version, now)),
+        G.group_epoch_record(GID, 3, group_hash(c.cluster, "foo", "bar"))]
 
 
 def test_resolved_regular_expressions_removed_when_members_leave_or_fenced(profile, mock_assignor):
@@ -882,3 +901,253 @@ def test_consumer_group_evaluated_configs(profile, mock_assignor):
                                                               "consumer.heartbeat.interval.ms": 1})
     assert ms(r.heartbeat_interval) == c.config["group.consumer.min.heartbeat.interval.ms"] == 5000
     assert timeout_of(c, session_key(GID, "m")) == c.config["group.consumer.max.session.timeout.ms"] == 60_000
+
+
+# ---------------------------------------------------------------------------------------
+# Regular expressions: resolved right after the heartbeat that needs it (Kafka's "<group>-regex"
+# executor task), in a write of its own; `_split` tells the heartbeat's records from the task's.
+# Kafka's test clock starts at 0 and its resolved regexes at timestamp 0, i.e. "now"; here they
+# are stamped with the coordinator's start time.
+
+def _regex_group(profile, members, targets, regexes=None, hash_topics=(), authorizer=False, **config):
+    """A group at epoch 10 (assignment epoch 10) of `members` (epoch 10, previous 10, rebalance 5 s),
+    foo with 6 partitions and bar with 3; `regexes` maps a regex to its topics, resolved at the
+    cluster's metadata version when the coordinator starts."""
+    clu = cluster(foo=6, bar=3)
+    start = Coordinator(clu).now()
+    resolved = {r: ResolvedRegularExpression(frozenset(ts), clu.metadata_version, start)
+                for r, ts in (regexes or {}).items()}
+    records = group_records(GID, 10, members, targets, metadata_hash=group_hash(clu, *hash_topics) if hash_topics
+                            else 0, regexes=resolved)
+    conf = {"group.consumer.assignors": ["range"], **{k.replace("_", "."): v for k, v in config.items()}}
+    return Coordinator.load(records, cluster=clu, profile=profile, config=conf, authorizer=authorizer or None)
+
+
+def _regex_member(member_id, regex, assigned, **kw):
+    return member(member_id, previous=10, topics=kw.pop("topics", ()), regex=regex, rebalance_ms=5000,
+                  assigned=assigned, **kw)
+
+
+def _split(c, pos, n):
+    """The heartbeat's `n` records, and what the regex resolution wrote after them."""
+    got = written(c, pos)
+    return got[:n], got[n:]
+
+
+def test_consumer_group_member_picks_up_existing_resolved_regular_expression(profile, monkeypatch):
+    clu = cluster(foo=2)
+    foo = clu.topic_id("foo")
+    seen = []
+
+    class Assignor(FixedAssignor):
+        def assign(self, group_spec, topics):
+            seen.append({m: s.subscribed_topic_ids for m, s in group_spec.members.items()})
+            return super().assign(group_spec, topics)
+    monkeypatch.setitem(SERVER_ASSIGNORS, "range", lambda: Assignor({"m1": {foo: [0]}, "m2": {foo: [1]}}))
+    m1 = member("m1", previous=10, topics=(), regex="foo*", assigned={foo: [0, 1]})
+    c = coordinator(profile, clu, group_records(GID, 10, [m1], {"m1": {foo: [0, 1]}}, regexes={
+        "foo*": ResolvedRegularExpression(frozenset({"foo"}), 100, 12345)}))
+    r = hb(c, "m2", 0, regex="foo*", rebalance_ms=10_000, owned={})
+    assert answer(r) == ok("m2", 11, {})
+    assert seen == [{"m1": frozenset({foo}), "m2": frozenset({foo})}]     # both subscribed through foo*
+
+
+def test_consumer_group_member_joins_with_new_regex(profile, mock_assignor):
+    clu_foo = cluster(foo=6, bar=3).topic_id("foo")
+    m1 = member("m1", previous=10, topics=["foo"], rebalance_ms=5000, assigned={clu_foo: range(6)})
+    c = _regex_group(profile, [m1], {"m1": {clu_foo: range(6)}}, hash_topics=["foo"])
+    pos = c.position
+    r = hb(c, "m2", 0, regex="foo*", rebalance_ms=5000, assignor="range", owned={})
+    assert answer(r) == ok("m2", 10, {})
+    m2 = member("m2", previous=0, topics=(), regex="foo*", rebalance_ms=5000)
+    mine, resolution = _split(c, pos, 2)
+    assert mine == [G.member_record(GID, m2), G.current_assignment_record(GID, m2)]
+    # the new regex is resolved, and the group epoch bumped
+    assert resolution == [
+        G.regex_record(GID, "foo*", ResolvedRegularExpression(frozenset({"foo"}), c.cluster.metadata_version, c.now())),
+        G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo"))]
+
+
+def test_consumer_group_member_joins_with_updated_regex(profile, mock_assignor):
+    foo, bar = (cluster(foo=6, bar=3).topic_id(t) for t in ("foo", "bar"))
+    m1 = _regex_member("m1", "foo*", {foo: range(6)})
+    c = _regex_group(profile, [m1], {"m1": {foo: range(6)}})
+    pos = c.position
+    r = hb(c, "m1", 10, regex="foo*|bar*", rebalance_ms=5000, assignor="range", owned={})
+    assert answer(r) == ok("m1", 10, {})
+    # not subscribed to foo any more until the new regex is resolved: foo's partitions go at once
+    updated = _regex_member("m1", "foo*|bar*", {})
+    mine, resolution = _split(c, pos, 3)
+    assert mine == [G.member_record(GID, updated), G.regex_tombstone(GID, "foo*"),
+                    G.current_assignment_record(GID, updated)]
+    assert resolution == [
+        G.regex_record(GID, "foo*|bar*", ResolvedRegularExpression(frozenset({"foo", "bar"}),
+                                                                   c.cluster.metadata_version, c.now())),
+        G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar"))]
+    mock_assignor.prepare({"m1": {foo: range(6), bar: range(3)}})
+    pos = c.position
+    r = hb(c, "m1", 10, regex="foo*|bar*", rebalance_ms=5000, assignor="range", owned={})
+    assert answer(r) == ok("m1", 11, {foo: range(6), bar: range(3)})
+    reconciled = member("m1", epoch=11, previous=10, topics=(), regex="foo*|bar*", rebalance_ms=5000,
+                        assigned={foo: range(6), bar: range(3)})
+    assert written(c, pos) == [G.target_member_record(GID, "m1", {foo: frozenset(range(6)), bar: frozenset(range(3))}),
+                               G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, reconciled)]
+
+
+def test_consumer_group_member_join_refreshes_expired_regexes(profile, mock_assignor):
+    foo, bar = (cluster(foo=6, bar=3).topic_id(t) for t in ("foo", "bar"))
+    members = [_regex_member("m1", "foo*", {foo: range(6)}), _regex_member("m2", "bar*", {bar: range(3)})]
+    c = _regex_group(profile, members, {"m1": {foo: range(6)}, "m2": {bar: range(3)}},
+                     regexes={"foo*": ["foo"], "bar*": ["bar"]}, hash_topics=["foo", "bar"])
+    c.cluster.create_topic("fooo", 1)
+    pos = c.position
+    hb(c, "m1", 10)
+    assert written(c, pos) == []            # within REGEX_BATCH_REFRESH_MIN_INTERVAL_MS of the last refresh
+    c.advance(11_000)
+    pos = c.position
+    hb(c, "m1", 10)
+    got = written(c, pos)
+    version, now = c.cluster.metadata_version, c.now()
+    # Kafka compares the two regex records in any order
+    assert sorted(got[:2], key=lambda r: r.key.regular_expression) == [
+        G.regex_record(GID, "bar*", ResolvedRegularExpression(frozenset({"bar"}), version, now)),
+        G.regex_record(GID, "foo*", ResolvedRegularExpression(frozenset({"foo", "fooo"}), version, now))]
+    assert got[2:] == [G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar", "fooo"))]
+
+
+def test_consumer_group_member_clears_regex(profile, mock_assignor):
+    foo = cluster(foo=6, bar=3).topic_id("foo")
+    c = _regex_group(profile, [_regex_member("m1", "foo*", {foo: range(6)})], {"m1": {foo: range(6)}})
+    pos = c.position
+    r = hb(c, "m1", 10, regex="", rebalance_ms=5000, assignor="range", owned={})
+    assert answer(r) == ok("m1", 11, {})
+    cleared = member("m1", epoch=11, previous=10, topics=(), regex="", rebalance_ms=5000)
+    assert written(c, pos) == [G.member_record(GID, cleared), G.regex_tombstone(GID, "foo*"),
+                               G.group_epoch_record(GID, 11, 0), G.target_member_record(GID, "m1", {}),
+                               G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, cleared)]
+
+
+def _authorized_regex_group(profile, **config):
+    """Kafka's set-up for the topic-authorization cases: m1 on foo by name, m2 on foo* (resolved),
+    foo 0-2 / 3-5; the members' principal may describe foo, not bar."""
+    foo = cluster(foo=6, bar=3).topic_id("foo")
+    members = [member("m1", previous=10, topics=["foo"], rebalance_ms=5000, assigned={foo: [0, 1, 2]}),
+               _regex_member("m2", "foo*", {foo: [3, 4, 5]})]
+    c = _regex_group(profile, members, {"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}},
+                     regexes={"foo*": ["foo"]}, hash_topics=["foo"], authorizer=True, **config)
+    c.cluster.authorizer.allow(PRINCIPAL, "GROUP", GID, "READ")
+    c.cluster.authorizer.allow(PRINCIPAL, "TOPIC", "foo", "DESCRIBE")
+    return c, foo
+
+
+PRINCIPAL = "User:consumer"
+
+
+def _regex_hb(c, regex):
+    return c.handle(request("ConsumerGroupHeartbeat", 1, group_id=GID, member_id="m2", member_epoch=10,
+                            instance_id=None, rack_id=None, rebalance_timeout=5000, subscribed_topic_names=None,
+                            subscribed_topic_regex=regex, server_assignor="range", topic_partitions=[]),
+                    principal=PRINCIPAL)
+
+
+def _regex_denied_bar(c):
+    """m2 moves to foo*|bar*: resolved to foo alone (bar may not be described); epoch 11."""
+    c.advance(10_001)                               # past REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+    pos = c.position
+    assert answer(_regex_hb(c, "foo*|bar*")) == ok("m2", 10, {})
+    m2 = _regex_member("m2", "foo*|bar*", {})
+    mine, resolution = _split(c, pos, 3)
+    assert mine == [G.member_record(GID, m2), G.regex_tombstone(GID, "foo*"), G.current_assignment_record(GID, m2)]
+    assert resolution == [G.regex_record(GID, "foo*|bar*", ResolvedRegularExpression(
+        frozenset({"foo"}), c.cluster.metadata_version, c.now())), G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo"))]
+
+
+def _bar_allowed_resolution(c, regex):
+    return [G.regex_record(GID, regex, ResolvedRegularExpression(frozenset({"foo", "bar"}), c.cluster.metadata_version,
+                                                                 c.now())),
+            G.group_epoch_record(GID, 12, group_hash(c.cluster, "foo", "bar"))]
+
+
+def test_consumer_group_member_joins_with_regex_with_topic_authorization_failure(profile, mock_assignor):
+    c, foo = _authorized_regex_group(profile)
+    _regex_denied_bar(c)
+    c.advance(10_001)
+    c.cluster.authorizer.allow(PRINCIPAL, "TOPIC", "bar", "DESCRIBE")
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}})
+    pos = c.position
+    assert answer(_regex_hb(c, "foo|bar*")) == ok("m2", 11, {})
+    m2 = member("m2", epoch=11, previous=10, topics=(), regex="foo|bar*", rebalance_ms=5000)
+    mine, resolution = _split(c, pos, 4)
+    assert mine == [G.member_record(GID, m2), G.regex_tombstone(GID, "foo*|bar*"),
+                    G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, m2)]
+    assert resolution == _bar_allowed_resolution(c, "foo|bar*")
+
+
+def test_consumer_group_member_joins_refresh_topic_authorization(profile, mock_assignor):
+    # Kafka's test moves its clock without firing timers (context.time.sleep): sessions long
+    # enough here that nobody is fenced while 70 s pass
+    c, foo = _authorized_regex_group(profile, group_consumer_regex_refresh_interval_ms=60_000,
+                                     group_consumer_session_timeout_ms=120_000,
+                                     group_consumer_max_session_timeout_ms=120_000)
+    _regex_denied_bar(c)
+    c.advance(60_001)                               # past the regex refresh interval
+    c.cluster.authorizer.allow(PRINCIPAL, "TOPIC", "bar", "DESCRIBE")
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}})
+    pos = c.position
+    assert answer(_regex_hb(c, "foo*|bar*")) == ok("m2", 11, {foo: [3, 4, 5]})
+    m2 = member("m2", epoch=11, previous=10, topics=(), regex="foo*|bar*", rebalance_ms=5000, assigned={foo: [3, 4, 5]})
+    mine, resolution = _split(c, pos, 2)
+    assert mine == [G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, m2)]
+    assert resolution == _bar_allowed_resolution(c, "foo*|bar*")
+
+
+def test_static_consumer_group_member_joins_with_updated_regex(profile, mock_assignor):
+    foo, bar = (cluster(foo=6, bar=3).topic_id(t) for t in ("foo", "bar"))
+    both = {foo: range(6), bar: range(3)}
+    c = _regex_group(profile, [_regex_member("m1", "foo*|bar*", both, instance="instance-id")], {"m1": both})
+    assert answer(hb(c, "m1", -2, instance="instance-id")) == (E.none, "m1", -2, 0, None)
+    pos = c.position
+    r = join(c, "m2", topics=None, regex="foo*", instance="instance-id", assignor="range")
+    # the answer leaves out the partitions of topics the new regex does not (yet) match
+    assert answer(r) == ok("m2", 10, {})
+    copied = member("m2", epoch=0, previous=0, topics=(), regex="foo*|bar*", instance="instance-id",
+                    rebalance_ms=5000, assigned=both, assigned_epoch=0)
+    rejoined = member("m2", epoch=10, previous=0, topics=(), regex="foo*", instance="instance-id", rebalance_ms=5000)
+    mine, resolution = _split(c, pos, 9)
+    assert mine == [
+        G.current_assignment_tombstone(GID, "m1"), G.target_member_tombstone(GID, "m1"), G.member_tombstone(GID, "m1"),
+        G.member_record(GID, copied), G.target_member_record(GID, "m2", frozen(both)),
+        G.current_assignment_record(GID, copied),
+        G.member_record(GID, rejoined), G.regex_tombstone(GID, "foo*|bar*"), G.current_assignment_record(GID, rejoined)]
+    assert resolution == [
+        G.regex_record(GID, "foo*", ResolvedRegularExpression(frozenset({"foo"}), c.cluster.metadata_version, c.now())),
+        G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo"))]
+    mock_assignor.prepare({"m2": {foo: range(6)}})
+    pos = c.position
+    r = hb(c, "m2", 10, instance="instance-id", regex="foo*", rebalance_ms=5000, assignor="range", owned={})
+    assert answer(r) == ok("m2", 11, {foo: range(6)})
+    reconciled = rejoined.replace(member_epoch=11, previous_member_epoch=10, assigned_partitions=with_epochs({foo: range(6)}, 11))
+    assert written(c, pos) == [G.target_member_record(GID, "m2", {foo: frozenset(range(6))}),
+                               G.target_epoch_record(GID, 11, c.now()), G.current_assignment_record(GID, reconciled)]
+
+
+def test_resolved_regular_expressions_removed_when_consumer_members_removed_by_admin_api(profile, mock_assignor):
+    foo, bar = (cluster(foo=6, bar=3).topic_id(t) for t in ("foo", "bar"))
+    owned = {"m1": ("foo*", {foo: [0, 1, 2]}), "m2": ("foo*", {foo: [3, 4, 5]}), "m3": ("bar*", {bar: [0, 1]}),
+             "m4": ("bar*", {bar: [2]})}
+    members = [_regex_member(m, regex, a, instance=m) for m, (regex, a) in owned.items()]
+    c = _regex_group(profile, members, {"m1": {foo: range(6)}, "m2": {bar: range(3)}},
+                     regexes={"foo*": ["foo"], "bar*": ["bar"]}, hash_topics=["foo", "bar"])
+    pos = c.position
+    r = c.handle(request("LeaveGroup", 5, group_id=GID, members=[
+        {"member_id": "m1", "group_instance_id": None}, {"member_id": "m2", "group_instance_id": "m2"},
+        {"member_id": "", "group_instance_id": "m3"}]))
+    assert r.error_code == E.none
+    assert [(m.member_id, m.group_instance_id, m.error_code) for m in r.members] == [
+        ("m1", None, E.none), ("m2", "m2", E.none), ("", "m3", E.none)]
+    got = written(c, pos)
+    # Kafka compares the removals in any order, then the regex tombstone and the bump
+    removals = [rec(GID, m) for m in ("m1", "m2", "m3")
+                for rec in (G.current_assignment_tombstone, G.target_member_tombstone, G.member_tombstone)]
+    assert sorted(got[:9], key=repr) == sorted(removals, key=repr)
+    assert got[9:] == [G.regex_tombstone(GID, "foo*"), G.group_epoch_record(GID, 11, group_hash(c.cluster, "bar"))]

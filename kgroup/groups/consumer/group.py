@@ -109,8 +109,6 @@ class ConsumerGroup(ModernGroup):
         self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
         #: regex -> number of members subscribed with it
         self.subscribed_regexes: Counter[str] = Counter()
-        self.last_regex_refresh_ms = 0
-        self.last_regex_version = -1
         #: the old (before Kafka 4.1) subscription metadata record is in the log (record 4)
         self.partition_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
         #: why the last member was fenced by a timer (for display)
@@ -201,6 +199,18 @@ class ConsumerGroup(ModernGroup):
 
     def num_subscribed_members(self, regex: str) -> int:
         return self.subscribed_regexes.get(regex, 0)
+
+    @property
+    def last_regex_refresh_ms(self) -> int | None:
+        """When the regexes were last resolved (they are resolved together), None when none is
+        resolved: a group whose regexes were all deleted resolves a new one at once (Kafka's
+        lastResolvedRegularExpressionRefreshTimeMs, Long.MIN_VALUE then)."""
+        return max((r.timestamp for r in self.resolved_regexes.values()), default=None)
+
+    @property
+    def last_regex_version(self) -> int:
+        """The metadata version the regexes were resolved at (the oldest; 0 when none is resolved)."""
+        return min((r.version for r in self.resolved_regexes.values()), default=0)
 
     def current_partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
         """The epoch of the member owning the partition, or -1 when nobody owns it."""

@@ -516,9 +516,14 @@ def maybe_update_regexes(c: "Coordinator", group: ConsumerGroup, member: Consume
                 refresh = True
             elif new_regex in group.resolved_regexes:
                 result = "resolved"
+        elif old_regex:
+            # A cleared regex (""): nothing to resolve, the member's topics changed now and the
+            # group epoch is bumped at once (Kafka's testConsumerGroupMemberClearsRegex).
+            result = "resolved"
     if not refresh and not group.subscribed_regexes:
         return result, None
-    if now <= group.last_regex_refresh_ms + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
+    last_refresh = group.last_regex_refresh_ms
+    if last_refresh is not None and now <= last_refresh + REGEX_BATCH_REFRESH_MIN_INTERVAL_MS:
         return result, None
     regexes = dict(group.subscribed_regexes)
     if old_regex:
@@ -529,7 +534,7 @@ def maybe_update_regexes(c: "Coordinator", group: ConsumerGroup, member: Consume
         regexes[new_regex] = regexes.get(new_regex, 0) + 1
     refresh |= len(regexes) != len(group.resolved_regexes)
     refresh |= group.last_regex_version < c.cluster.last_version_with_new_topics
-    refresh |= now > group.last_regex_refresh_ms + c.config["group.consumer.regex.refresh.interval.ms"]
+    refresh |= last_refresh is None or now > last_refresh + c.config["group.consumer.regex.refresh.interval.ms"]
     if not (refresh and regexes):
         return result, None
     group_id, wanted = group.group_id, sorted(regexes)

@@ -105,5 +105,3 @@ def _regex(c: "Coordinator", entry: Any) -> None:
         return
     group.resolved_regexes[key.regular_expression] = ResolvedRegularExpression(
         frozenset(value.topics), value.version, value.timestamp)
-    group.last_regex_refresh_ms = max(group.last_regex_refresh_ms, value.timestamp)
-    group.last_regex_version = max(group.last_regex_version, value.version)
