@@ -506,3 +506,102 @@ def test_static_member_joining_consumer_group_with_unmatched_member_id(profile, 
     pos = c.position
     r = cjoin(c, "another-member-id", protocols, instance="instance-id", rebalance_ms=500)
     assert r.response.error_code == E.fenced_instance_id and written(c, pos) == []
+
+
+# ---------------------------------------------------------------------------------------
+# The last static consumer-protocol member replaced by a classic one: the downgrade
+
+def _static_consumer_member_and_classic_member(profile, *, group_epoch=10, m1_assigned=None, m2_topics=("foo",),
+                                               m2_assigned=None, targets=None):
+    """Kafka's group of member 1 (classic protocol "no-op") and static member 2 ("instance-id",
+    consumer protocol); downgrades allowed, the no-op assignor."""
+    clu = cluster(foo=6, bar=2)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1_assigned = {foo: [0, 1, 2], bar: [0, 1]} if m1_assigned is None else m1_assigned
+    owned = [("foo" if t == foo else "bar", p) for t, ps in m1_assigned.items() for p in ps]
+    p1 = [("no-op", subscription("foo", "bar", owned=owned))]
+    m1 = classic_member(member("m1", rebalance_ms=45_000, assignor="no-op", assigned=m1_assigned), 5000, p1)
+    m2 = member("old-m2", instance="instance-id", topics=m2_topics, rebalance_ms=45_000, assignor="no-op",
+                assigned={foo: [3, 4, 5]} if m2_assigned is None else m2_assigned)
+    targets = {"m1": m1_assigned, "old-m2": m2.assigned} if targets is None else targets
+    records = group_records(GID, group_epoch, [m1, m2], targets, assignment_epoch=10,
+                            metadata_hash=group_hash(clu, "foo", "bar"))
+    c = coordinator(profile, clu, records, group_consumer_migration_policy="downgrade",
+                    group_consumer_assignors=["no-op"])
+    return c, m1, m2, owned
+
+
+def _classic_record_equal(got, expected) -> bool:
+    """GroupMetadata records equal but for the order of their members (Kafka's test does not pin the leader)."""
+    g, e = got.value, expected.value
+    key = lambda m: m.member_id  # noqa: E731
+    return (got.key == expected.key and sorted(g.members, key=key) == sorted(e.members, key=key)
+            and (g.protocol_type, g.generation, g.protocol, g.current_state_timestamp)
+            == (e.protocol_type, e.generation, e.protocol, e.current_state_timestamp))
+
+
+@pytest.mark.parametrize("subscription_changed", [True, False])
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member(profile, noop_assignor,
+                                                                                  subscription_changed):
+    c, m1, old, owned = _static_consumer_member_and_classic_member(profile)
+    foo = tid(c, "foo")
+    topics = ("foo", "bar") if subscription_changed else ("foo",)
+    p2 = [("no-op", subscription(*topics))]
+    pos = c.position
+    r = cjoin(c, "", p2, instance="instance-id", rebalance_ms=500)
+    assert r.done and r.response.error_code == E.none
+    new_id = r.response.member_id
+    copied = old.replace(member_id=new_id, member_epoch=0, previous_member_epoch=0)
+    joined = classic_member(old.replace(member_id=new_id, previous_member_epoch=0, member_epoch=11 if subscription_changed
+                                        else 10, subscribed_topic_names=frozenset(topics), rebalance_timeout_ms=500),
+                            5000, p2)
+    replacing = [[G.current_assignment_tombstone(GID, "old-m2")], [G.target_member_tombstone(GID, "old-m2")],
+                 [G.member_tombstone(GID, "old-m2")], [G.member_record(GID, copied)],
+                 [G.target_member_record(GID, new_id, {foo: frozenset([3, 4, 5])})],
+                 [G.current_assignment_record(GID, copied)]]
+    if subscription_changed:
+        update = [[G.member_record(GID, joined)], [G.group_epoch_record(GID, 11, group_hash(c.cluster, "foo", "bar"))]]
+    else:
+        update = [[G.member_record(GID, joined)], [G.current_assignment_record(GID, joined)]]
+    m2_as_classic = joined.replace(client_id=CLIENT_ID, client_host=CLIENT_HOST)
+    downgrade = downgrade_records(c, 10, [(m1, assignment(*owned)),
+                                          (m2_as_classic, assignment(("foo", 3), ("foo", 4), ("foo", 5)))])
+    downgrade = [[rec for rec in group if rec.key != G.current_assignment_tombstone(GID, "m2").key
+                  and rec.key != G.target_member_tombstone(GID, "m2").key and rec.key != G.member_tombstone(GID, "m2").key]
+                 for group in downgrade]
+    got = written(c, pos)
+    assert in_groups(got[:-1], replacing + update + downgrade[:-1]), got
+    assert _classic_record_equal(got[-1], downgrade[-1][0])
+    g = c.groups[GID]
+    assert isinstance(g, ClassicGroup) and g.leader_id in ("m1", new_id)
+    assert classic_heartbeat_key(GID, "m1") in c.timers.pending()
+    # A rebalance when the subscription changed
+    assert g.state == (ClassicGroupState.PREPARING_REBALANCE if subscription_changed else ClassicGroupState.STABLE)
+
+
+def _replaced_with_a_rebalance(c):
+    pos = c.position
+    r = cjoin(c, "", [("no-op", subscription("foo", "bar"))], instance="instance-id", rebalance_ms=500)
+    assert r.done and r.response.error_code == E.none
+    g = c.groups[GID]
+    # A rebalance is triggered.
+    assert isinstance(g, ClassicGroup) and g.state == ClassicGroupState.PREPARING_REBALANCE
+    assert isinstance(written(c, pos)[-1], R.GroupMetadata)
+
+
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member_when_target_assignment_is_stale(
+        profile, noop_assignor):
+    # Member 2 has just changed its subscription from foo to bar; the new assignment is not computed yet.
+    c, *_ = _static_consumer_member_and_classic_member(profile, group_epoch=11, m2_topics=("foo", "bar"))
+    _replaced_with_a_rebalance(c)
+
+
+def test_last_static_consumer_protocol_member_replaced_by_classic_protocol_member_when_target_assignment_is_missing(
+        profile, noop_assignor):
+    # Member 1 has just joined and has no assignment yet.
+    clu = cluster(foo=6, bar=2)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    c, *_ = _static_consumer_member_and_classic_member(
+        profile, group_epoch=11, m1_assigned={}, m2_topics=("foo", "bar"), m2_assigned={foo: range(6), bar: [0, 1]},
+        targets={"old-m2": {foo: range(6), bar: [0, 1]}})
+    _replaced_with_a_rebalance(c)

@@ -22,7 +22,7 @@ from kgroup.runtime import PendingResponse, Result
 from . import group as G
 from . import protocol as P
 from .group import CONSUMER_PROTOCOL_TYPE, ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember
-from .migration import by_topic_id, wire_assignment
+from .migration import by_topic_id, maybe_downgrade_with_replaced_member, wire_assignment
 from .timers import cancel_timers
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     group_epoch = group.group_epoch
     if changed or group.has_metadata_expired(c.now(), c.cluster.metadata_version):
         group_epoch = P.update_subscription_metadata(c, change, changed, records)
+    settled = len(records)  # what a downgrade keeps when this join moved the group past its assignment
     if group_epoch > group.assignment_epoch:
         target = P.update_target_assignment(c, change, group_epoch, records).get(member_id, {})
         target_epoch = group_epoch
@@ -93,6 +94,9 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
         target_epoch, target = group.assignment_epoch, change.target.get(member_id, {})
     owned = by_topic_id(c, sub.owned_partitions)
     reconciled = P.maybe_reconcile(c, change, updated, target_epoch, target, owned, changed, records)
+    if replaced is not None and _downgraded(c, group, replaced, updated, reconciled, group_epoch, settled, records):
+        future.complete(_joined(reconciled, protocols))
+        return Result(None, records, replay=False)   # the classic group is in place already
     c.timers.cancel(_join_key(gid, member_id))
     P.schedule_session_timeout(c, gid, member_id, session_ms)
     _schedule_sync_timeout(c, gid, member_id, rebalance_ms)
@@ -100,6 +104,29 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
                      "protocol_type": CONSUMER_PROTOCOL_TYPE, "protocol_name": protocols[0][0], "leader": "",
                      "skip_assignment": False, "member_id": member_id, "members": [], "throttle_time": 0})
     return Result(None, records)
+
+
+def _downgraded(c: "Coordinator", group: ConsumerGroup, replaced: ConsumerGroupMember, updated: ConsumerGroupMember,
+                reconciled: ConsumerGroupMember, group_epoch: int, settled: int, records: list) -> bool:
+    """Kafka's step 4 of `classicGroupJoinToConsumerGroup`: a join that replaced the last
+    consumer-protocol static member converts the group back to a classic group. When the join
+    moved the group past its assignment, the new target and reconciliation are left to the
+    classic group's rebalance (as Kafka's trunk writes it: the bump, no target records)."""
+    rebalance = group_epoch > group.assignment_epoch
+    kept = records[:settled] if rebalance else list(records)
+    if not maybe_downgrade_with_replaced_member(c, group, replaced, updated if rebalance else reconciled,
+                                                rebalance, kept):
+        return False
+    records[:] = kept
+    c.timers.cancel(_join_key(group.group_id, reconciled.member_id))
+    return True
+
+
+def _joined(member: ConsumerGroupMember, protocols: list[tuple[str, bytes]]) -> dict:
+    """A successful JoinGroup answer to a classic member of a consumer group."""
+    return {"error_code": ErrorCode.none, "generation_id": member.member_epoch, "protocol_type": CONSUMER_PROTOCOL_TYPE,
+            "protocol_name": protocols[0][0], "leader": "", "skip_assignment": False, "member_id": member.member_id,
+            "members": [], "throttle_time": 0}
 
 
 def _supports(group: ConsumerGroup, protocols: list[tuple[str, bytes]]) -> bool:

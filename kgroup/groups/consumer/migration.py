@@ -138,27 +138,60 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
 # ---------------------------------------------------------------------------------------
 # Downgrade
 
+def _may_downgrade(c: "Coordinator", remaining: list[ConsumerGroupMember]) -> bool:
+    """Kafka's `validateOnlineDowngrade...`: only classic-protocol members would remain, the policy
+    allows it and they fit in a classic group."""
+    return (bool(remaining) and all(m.uses_classic_protocol for m in remaining)
+            and _policy(c) in ("downgrade", "bidirectional") and len(remaining) <= c.config["group.max.size"])
+
+
 def maybe_downgrade(c: "Coordinator", group: ConsumerGroup, leaving: list[ConsumerGroupMember], response: Any) -> Result | None:
     """Kafka's `validateOnlineDowngradeWithFencedMembers` + `convertToClassicGroup`."""
     leaving_ids = {m.member_id for m in leaving}
     remaining = [m for m in group.members.values() if m.member_id not in leaving_ids]
-    if not remaining or not all(m.uses_classic_protocol for m in remaining):
+    if not _may_downgrade(c, remaining):
         return None
-    if _policy(c) not in ("downgrade", "bidirectional"):
-        return None
-    if len(remaining) > c.config["group.max.size"]:
-        return None
+    records = group.tombstones()
+    records += _convert_to_classic(c, group, remaining, group.target_assignment, rebalance=True,
+                                   reason="for member leaving")
+    return Result(response, records, replay=False)
+
+
+def maybe_downgrade_with_replaced_member(c: "Coordinator", group: ConsumerGroup, replaced: ConsumerGroupMember,
+                                         joining: ConsumerGroupMember, rebalance: bool, records: list) -> bool:
+    """Kafka's `validateOnlineDowngradeWithReplacedMember` + `convertToClassicGroup` with a joining
+    member: a classic JoinGroup that took over the last consumer-protocol (static) member turns the
+    group back into a classic one, the joining member in the replaced one's place (with its target).
+    `rebalance`: the join moved the group past its assignment, so the classic group rebalances.
+    Appends the records and returns True when the group was converted."""
+    remaining = [joining if m.member_id == replaced.member_id else m for m in group.members.values()]
+    if not _may_downgrade(c, remaining):
+        return False
+    swap = {replaced.member_id: joining.member_id}
+    for r in group.tombstones():
+        mid = getattr(r.key, "member_id", None)
+        records.append(type(r).tombstone(type(r.key)(group_id=group.group_id, member_id=swap[mid]))
+                       if mid in swap else r)
+    targets = {swap.get(mid, mid): t for mid, t in group.target_assignment.items()}
+    records += _convert_to_classic(c, group, remaining, targets, rebalance=rebalance,
+                                   reason="for static member replacement")
+    return True
+
+
+def _convert_to_classic(c: "Coordinator", group: ConsumerGroup, members: list[ConsumerGroupMember],
+                        targets: dict, *, rebalance: bool, reason: str) -> list:
+    """The classic group `members` become, Stable at the consumer group's epoch with their targets
+    as assignments (Kafka's `ClassicGroup.fromConsumerGroup`): its record, and the rebalance's."""
     from kgroup.groups.classic import protocol as CP
     gid = group.group_id
-    records = group.tombstones()
-    # Kafka builds the classic group directly in Stable at the consumer group's epoch.
+
     def assignment_of(m: ConsumerGroupMember, metadata: bytes) -> bytes:
         _, sub_version = decode_subscription(metadata)
-        return encode_assignment(wire_assignment(c, group.target_assignment.get(m.member_id, {})), sub_version)
+        return encode_assignment(wire_assignment(c, targets.get(m.member_id, {})), sub_version)
     classic = bridge.classic_group_for_downgrade(
         c, gid, group.group_epoch, CONSUMER_PROTOCOL_TYPE,
-        [(m, m.classic_member_metadata) for m in remaining], assignment_of)
-    records.append(classic.metadata_record(classic.group_assignment()))
+        [(m, m.classic_member_metadata) for m in members], assignment_of)
+    records = [classic.metadata_record(classic.group_assignment())]
     for m in group.members.values():
         cancel_timers(c, gid, m.member_id)
     # The classic group replaces the consumer group at once (Kafka updates the state directly
@@ -166,8 +199,10 @@ def maybe_downgrade(c: "Coordinator", group: ConsumerGroup, leaving: list[Consum
     c.groups[gid] = classic
     for cm in classic.members.values():
         CP.reschedule_heartbeat(c, classic, cm)
-    rebalance = CP.prepare_rebalance(c, classic, f"Downgrade group {gid} from consumer to classic for member leaving.")
-    return Result(response, list(records) + list(rebalance.records), replay=False)
+    if rebalance:
+        records += CP.prepare_rebalance(c, classic, f"Downgrade group {gid} from consumer to classic {reason}.").records
+    return records
 
 
-__all__ = ["convert_to_consumer_group", "maybe_downgrade", "by_topic_id", "wire_assignment"]
+__all__ = ["convert_to_consumer_group", "maybe_downgrade", "maybe_downgrade_with_replaced_member", "by_topic_id",
+           "wire_assignment"]
