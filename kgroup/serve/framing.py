@@ -18,6 +18,7 @@ from typing import Any
 from kio.serial import entity_reader, entity_writer
 
 from kgroup.protocol import _request_schema, response_class
+from kgroup.serve.guard import check_sizes
 
 #: Kafka's socket.request.max.bytes default: bigger frames close the connection
 MAX_REQUEST_BYTES = 100 * 1024 * 1024
@@ -75,6 +76,7 @@ def request_class(api_key: int, api_version: int) -> type | None:
 def decode_request(frame: bytes, cls: type) -> RequestFrame:
     """Header and body of a request frame whose class is known; FrameError when malformed."""
     try:
+        check_sizes(frame, cls)  # before kio's native reader, which aborts on absurd counts
         header, used = _reader(cls.__header_schema__)(frame, 0)
         body, _ = _reader(cls)(frame, used)
     except Exception as exc:  # kio raises BufferUnderflow, ValueError, UnicodeDecodeError, ...

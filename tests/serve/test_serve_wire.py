@@ -229,7 +229,7 @@ def test_join_and_sync_wait_for_the_rebalance_without_blocking_others(server):
     started = time.monotonic()
     assert other.call("ApiVersions", 0).error_code == ErrorCode.none  # the loop is free meanwhile
     _, joined = member.receive("JoinGroup", 9)
-    assert joined.error_code == ErrorCode.none and joined.leader == joined.member_id
+    assert joined.error_code == ErrorCode.none and joined.leader == joined.member_id, joined
     assert time.monotonic() - started >= 2.5  # group.initial.rebalance.delay.ms (3 s) on the wall clock
     synced = member.call("SyncGroup", 5, group_id="g", generation_id=joined.generation_id,
                          member_id=joined.member_id, group_instance_id=None, protocol_type="consumer",
