@@ -1,0 +1,190 @@
+"""`kafka-share-groups.sh --list / --describe` over a coordinator: Kafka's `ShareGroupCommand`
+tables (members and their assignments, share-partition start offsets), as pandas DataFrames
+and as the text it prints.
+
+Start offsets (SPSO) come from the share coordinator: for a dump, from its `__share_group_state`
+records. A dump holding only `__share_group_state` knows no share group's members: such a group
+is described as Kafka describes an unknown one, but its start offsets are still listed.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kgroup.admin import Admin, ShareGroupDescription
+from kgroup.coordinator import Coordinator
+
+from .common import MISSING, Problem, cell, coordinator_text, error_line, kafka_line, warn_line
+from .consumer_groups import GroupRows, _assignment_text
+
+__all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "collect_offsets", "collect_members",
+           "collect_states", "format_offsets", "format_members", "format_states", "format_list",
+           "describe_offsets", "describe_members", "describe_state"]
+
+#: GroupState.groupStatesForType(SHARE)
+SHARE_GROUP_STATES = ("Empty", "Stable", "Dead")
+
+
+def describe(c: Coordinator, group_id: str) -> ShareGroupDescription | None:
+    """ShareGroupDescribe of one group; None when there is no share group of that id."""
+    f = Admin(c).describe_share_groups([group_id]).described_groups()[group_id]
+    return None if f.is_completed_exceptionally() else f.get()
+
+
+def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, str]]:
+    """Share groups, as `listGroups(ListGroupsOptions.forShareGroups())`: [{group, state}]."""
+    wanted = {s.lower() for s in states}
+    return [{"group": g["group_id"], "state": g["state"]} for g in Admin(c).list_share_groups()
+            if not wanted or g["state"].lower() in wanted]
+
+
+def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
+    """`--list [--state]`: the ids, or GROUP STATE."""
+    if not with_state:
+        return "".join(g["group"] + "\n" for g in groups)
+    w = max([15] + [len(g["group"]) for g in groups])
+    return "".join(kafka_line([w, None], r) + "\n" for r in [["GROUP", "STATE"]] + [[g["group"], g["state"]]
+                                                                                   for g in groups])
+
+
+def start_offsets(c: Coordinator, group_id: str) -> dict[tuple[str, int], tuple[int | None, int | None]]:
+    """(topic, partition) -> (start offset, leader epoch) of the group's share-partitions.
+
+    Asked as Kafka's Admin asks (DescribeShareGroupOffsets); when the coordinator has no such
+    group (a dump of `__share_group_state` alone), read from the share coordinator's state."""
+    f = Admin(c).list_share_group_offsets(group_id).partitions_to_offset_and_metadata(group_id)
+    if not f.is_completed_exceptionally() and f.get():
+        return {(tp.topic, tp.partition): (None, None) if o is None else (o.offset, o.leader_epoch)
+                for tp, o in f.get().items()}
+    from kgroup.dumps.replay import describe_share_partitions  # the share state as `kgroup dump` reads it
+
+    return {(d["topic"] or d["topic_id"], d["partition"]): (d["start_offset"],
+                                                           None if d["leader_epoch"] < 0 else d["leader_epoch"])
+            for d in describe_share_partitions(c, group_id)}
+
+
+def _state(d: ShareGroupDescription | None) -> str:
+    return "Dead" if d is None else d.group_state
+
+
+def _empty_state(group_id: str, state: str) -> list[Problem]:
+    """Kafka's maybePrintEmptyGroupState for share groups."""
+    if state == "Dead":
+        return [error_line(f"Share group '{group_id}' does not exist.")]
+    if state == "Empty":
+        return [warn_line(f"Share group '{group_id}' has no active members.")]
+    return []
+
+
+def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
+    """`--describe [--offsets]`: start offsets sorted by topic and partition, groups sorted."""
+    out = []
+    for gid in sorted(set(group_ids)):
+        state = _state(describe(c, gid))
+        offsets = start_offsets(c, gid)
+        rows = [{"GROUP": gid, "TOPIC": t, "PARTITION": p, "LEADER-EPOCH": offsets[(t, p)][1],
+                 "START-OFFSET": offsets[(t, p)][0]} for t, p in sorted(offsets)]
+        # Kafka prints the offsets whatever the state; a group it cannot describe it reports
+        problems = _empty_state(gid, state) if state == "Dead" and not rows else []
+        out.append(GroupRows(gid, state, problems, not problems, rows))
+    return out
+
+
+def collect_members(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
+    """`--describe --members`: members sorted by consumer id, groups sorted."""
+    out = []
+    for gid in sorted(set(group_ids)):
+        d = describe(c, gid)
+        state = _state(d)
+        rows = [] if d is None else [
+            {"GROUP": gid, "CONSUMER-ID": m.member_id, "HOST": m.host, "CLIENT-ID": m.client_id,
+             "#PARTITIONS": len(m.assignment), "MEMBER-EPOCH": m.member_epoch,
+             "ASSIGNMENT": _assignment_text([(tp.topic, tp.partition) for tp in m.assignment]).replace(MISSING, "")
+             if m.assignment else ""}
+            for m in sorted(d.members, key=lambda m: m.member_id)]
+        out.append(GroupRows(gid, state, _empty_state(gid, state), state != "Dead" and bool(rows), rows))
+    return out
+
+
+def collect_states(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
+    """`--describe --state`: one row per group (printed even for an unknown group, as Kafka does)."""
+    out = []
+    for gid in sorted(set(group_ids)):
+        d = describe(c, gid)
+        state = _state(d)
+        row = {"GROUP": gid, "COORDINATOR (ID)": coordinator_text(c, gid), "STATE": state,
+               "GROUP-EPOCH": None if d is None else d.group_epoch,
+               "ASSIGNMENT-EPOCH": None if d is None else d.target_assignment_epoch,
+               "#MEMBERS": 0 if d is None else len(d.members)}
+        out.append(GroupRows(gid, state, _empty_state(gid, state), True, [row]))
+    return out
+
+
+def _emit(groups: list[GroupRows], table: Any) -> tuple[str, str]:
+    out: list[str] = []
+    err: list[str] = []
+    for g in groups:
+        for p in g.problems:
+            (out if p.stream == "stdout" else err).append(p.text + "\n")
+        if g.printed:
+            out.append(table(g) + "\n")  # Kafka's lines start with "\n"; a println ends the group
+    return "".join(out), "".join(err)
+
+
+def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
+    """(stdout, stderr) of `--describe [--offsets] [--verbose]`."""
+    def table(g: GroupRows) -> str:
+        gw, tw = max(15, len(g.group_id)), max([15] + [len(r["TOPIC"]) for r in g.rows])
+        cols = ["GROUP", "TOPIC", "PARTITION"] + (["LEADER-EPOCH"] if verbose else []) + ["START-OFFSET"]
+        widths: list[int | None] = [gw, tw, 10] + ([13] if verbose else []) + [None]
+        return "".join("\n" + kafka_line(widths, v) for v in [cols] + [[r[k] for k in cols] for r in g.rows])
+    return _emit(groups, table)
+
+
+def format_members(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
+    """(stdout, stderr) of `--describe --members [--verbose]`."""
+    def table(g: GroupRows) -> str:
+        w = {k: max([15] + [len(cell(r[k])) for r in g.rows]) for k in ("CONSUMER-ID", "HOST", "CLIENT-ID")}
+        cols = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"] + (["MEMBER-EPOCH"] if verbose else []) \
+            + ["ASSIGNMENT"]
+        widths: list[int | None] = [max(15, len(g.group_id)), w["CONSUMER-ID"], w["HOST"], w["CLIENT-ID"], 12] + \
+            ([13] if verbose else []) + [None]
+        return "".join("\n" + kafka_line(widths, v) for v in [cols] + [[r[k] for k in cols] for r in g.rows])
+    return _emit(groups, table)
+
+
+def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
+    """(stdout, stderr) of `--describe --state [--verbose]`."""
+    def table(g: GroupRows) -> str:
+        r = g.rows[0]
+        cols = ["GROUP", "COORDINATOR (ID)", "STATE"] + (["GROUP-EPOCH", "ASSIGNMENT-EPOCH"] if verbose else []) + \
+            ["#MEMBERS"]
+        widths: list[int | None] = [max(15, len(g.group_id)), max(25, len(r["COORDINATOR (ID)"])), 15] + \
+            ([12, 17] if verbose else []) + [None]
+        return "".join("\n" + kafka_line(widths, v) for v in [cols, [r[k] for k in cols]])
+    return _emit(groups, table)
+
+
+def _frame(groups: list[GroupRows], columns: list[str]) -> Any:
+    import pandas as pd
+
+    df = pd.DataFrame([{k: r.get(k) for k in columns} for g in groups for r in g.rows], columns=columns)
+    df.attrs["states"] = {g.group_id: g.state for g in groups}
+    return df
+
+
+def describe_offsets(c: Coordinator, group_ids: Iterable[str]) -> Any:
+    """`--describe --offsets --verbose` as a DataFrame: each share-partition's start offset."""
+    return _frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET"])
+
+
+def describe_members(c: Coordinator, group_ids: Iterable[str]) -> Any:
+    """`--describe --members --verbose` as a DataFrame."""
+    return _frame(collect_members(c, group_ids), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                                                  "MEMBER-EPOCH", "ASSIGNMENT"])
+
+
+def describe_state(c: Coordinator, group_ids: Iterable[str]) -> Any:
+    """`--describe --state --verbose` as a DataFrame."""
+    return _frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
+                                                 "ASSIGNMENT-EPOCH", "#MEMBERS"])
