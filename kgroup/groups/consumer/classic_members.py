@@ -76,12 +76,15 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
         rack_id=sub.rack_id if sub.rack_id is not None else member.rack_id,
         rebalance_timeout_ms=rebalance_ms if rebalance_ms != -1 else member.rebalance_timeout_ms,
         subscribed_topic_names=frozenset(sub.topics),
+        # a classic member subscribes by name: a regex kept from the consumer member it replaced is cleared
+        subscribed_topic_regex=None if member.subscribed_topic_regex is None else "",
         client_id=c.request_context.client_id, client_host=c.request_context.client_host,
         classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protocols)))
     changed = False
     if updated != member:
         records.append(G.member_record(gid, updated))
         changed = updated.subscribed_topic_names != member.subscribed_topic_names
+    regex_result, follow_up = P.maybe_update_regexes(c, group, member, updated, records)
     change = P.GroupChange(group, updated, replaced)
     group_epoch = group.group_epoch
     if changed or group.has_metadata_expired(c.now(), c.cluster.metadata_version):
@@ -93,7 +96,8 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     else:
         target_epoch, target = group.assignment_epoch, change.target.get(member_id, {})
     owned = by_topic_id(c, sub.owned_partitions)
-    reconciled = P.maybe_reconcile(c, change, updated, target_epoch, target, owned, changed, records)
+    reconciled = P.maybe_reconcile(c, change, updated, target_epoch, target, owned,
+                                   changed or regex_result != "unchanged", records)
     if replaced is not None and _downgraded(c, group, replaced, updated, reconciled, group_epoch, settled, records):
         future.complete(_joined(reconciled, protocols))
         return Result(None, records, replay=False)   # the classic group is in place already
@@ -103,7 +107,7 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     future.complete({"error_code": ErrorCode.none, "generation_id": reconciled.member_epoch,
                      "protocol_type": CONSUMER_PROTOCOL_TYPE, "protocol_name": protocols[0][0], "leader": "",
                      "skip_assignment": False, "member_id": member_id, "members": [], "throttle_time": 0})
-    return Result(None, records)
+    return Result(None, records, then=[follow_up] if follow_up else [])
 
 
 def _downgraded(c: "Coordinator", group: ConsumerGroup, replaced: ConsumerGroupMember, updated: ConsumerGroupMember,
@@ -164,7 +168,7 @@ def classic_sync(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     gid = group.group_id
     try:
         member = bridge.classic_member(group, req.member_id, get(req, "group_instance_id"))
-        protocol_name = bridge.check_classic_sync(c, "consumer", group, member, req, P.fence_member_by_id)
+        bridge.check_classic_sync(c, "consumer", group, member, req, P.fence_member_by_id)
     except KafkaError as e:
         future.complete({"error_code": e.code, "assignment": b"", "protocol_type": None, "protocol_name": None})
         return Result(replay=False)
@@ -172,8 +176,9 @@ def classic_sync(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     P.schedule_session_timeout(c, gid, member.member_id, member.classic_member_metadata.session_timeout_ms)
     _, sub_version = decode_subscription(member.classic_member_metadata.supported_protocols[0][1])
     data = encode_assignment(wire_assignment(c, member.assigned_partitions), sub_version)
-    future.complete({"error_code": ErrorCode.none, "assignment": data, "protocol_type": CONSUMER_PROTOCOL_TYPE,
-                     "protocol_name": protocol_name})
+    # Kafka echoes the request's protocol type and name (null when the client sent none)
+    future.complete({"error_code": ErrorCode.none, "assignment": data, "protocol_type": get(req, "protocol_type"),
+                     "protocol_name": get(req, "protocol_name")})
     return Result(replay=False)
 
 

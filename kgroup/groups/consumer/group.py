@@ -176,8 +176,8 @@ class ConsumerGroup(ModernGroup):
         out.append(R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id=g)))
         out += [member_tombstone(g, m) for m in self.members]
         out += [regex_tombstone(g, r) for r in self.resolved_regexes]
-        if self.partition_metadata is not None:
-            out.append(partition_metadata_tombstone(g))
+        # Kafka tombstones the pre-4.1 subscription metadata whether or not it was ever written
+        out.append(partition_metadata_tombstone(g))
         out.append(R.ConsumerGroupMetadata.tombstone(R.ConsumerGroupMetadataKey(group_id=g)))
         return out
 
