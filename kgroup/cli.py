@@ -4,6 +4,8 @@
     kgroup dump stats PATH... [--json]
     kgroup dump describe PATH... [--group G] [--at TIME|offset:N] [--topic T] [--json]
     kgroup dump to-parquet PATH... --out DIR [--master URL] [--end-offsets CSV] [--views NAME...]
+    kgroup serve [--host H] [--port P] [--topic NAME[:PARTITIONS]]... [--profile kip|kafka]
+                 [--config KEY=VALUE]... [--log-dir DIR]
     kgroup consumer-groups|streams-groups|share-groups --dump PATH... [--at TIME] --list|--describe|...
       (Kafka's group tools over a dump: kgroup/cli_tools.py, kgroup.tools)
 
@@ -43,6 +45,7 @@ commands:
   dump stats       what a dump holds: record types, groups, partitions, time range, problems
   dump describe    replay a dump (to a point in time) and show every group as it was then
   dump to-parquet  a big dump into Parquet tables with PySpark
+  serve            a Kafka-protocol endpoint for real clients (kgroup.serve)
 
 A dump is any of: a broker log dir or `__consumer_offsets-N` partition dirs or `.log` segment
 files; saved `kafka-dump-log.sh --offsets-decoder` output (any release); saved
@@ -544,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kgroup", formatter_class=_formatter, epilog=_MAIN_EPILOG,
         description="kgroup: Apache Kafka's group coordinator, in process.\nRead __consumer_offsets dumps.")
     parser.add_argument("--version", action="version", version=f"kgroup {__version__}")
-    top = parser.add_subparsers(dest="area", metavar="{dump}")
+    top = parser.add_subparsers(dest="area", metavar="{dump,serve}")
     dump = top.add_parser("dump", help="read __consumer_offsets dumps", formatter_class=_formatter,
                           description="Read __consumer_offsets dumps of any kind.", epilog=_MAIN_EPILOG)
     sub = dump.add_subparsers(dest="command", metavar="{decode,stats,describe,to-parquet}")
@@ -606,8 +609,27 @@ def build_parser() -> argparse.ArgumentParser:
     from kgroup.cli_tools import add_tool_parsers  # Kafka's group tools over a dump
 
     add_tool_parsers(top, _formatter)
+    p = top.add_parser("serve", help="serve real Kafka clients on loopback", formatter_class=_formatter,
+                       description="A Kafka-protocol endpoint in front of kgroup's coordinator: one broker\n"
+                                   "leading every partition, groups served by kgroup. Prints the address it\n"
+                                   "listens on; stops on SIGINT/SIGTERM.",
+                       epilog="example:\n  kgroup serve --topic orders:3 --log-dir /tmp/kgroup-logs\n")
+    _serve_arguments(p)
+    p.set_defaults(run=_cmd_serve, prog_name="kgroup serve")
+
     parser.set_defaults(_dump=dump)
     return parser
+
+
+def _serve_arguments(p: argparse.ArgumentParser) -> None:
+    # kgroup.serve is imported only by this command (nothing else in kgroup imports it)
+    from kgroup.serve.cli import add_arguments
+    add_arguments(p)
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from kgroup.serve.cli import run
+    return run(args, out, err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,85 @@
+"""`kgroup serve` from the shell: prints where it listens, serves, stops cleanly on SIGINT or
+SIGTERM, and leaves segment files `kgroup dump` and `Coordinator.load` read."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from serve_testing import Wire
+
+from kgroup import Coordinator
+from kgroup.cli import main
+from kgroup.errors import ErrorCode
+from kgroup.log import OffsetsLog
+from kgroup.log.batch import encode_batch
+from kgroup.log.segment import read_segment
+
+
+class _At:
+    """What `Wire` needs of a server: its port."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+
+
+def start(*args: str) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "kgroup", "serve", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()  # the first line comes once the port is open
+    assert line.startswith("kgroup serve: listening on 127.0.0.1:"), (line, proc.stderr.read() if proc.poll() else "")
+    return proc, int(line.rsplit(":", 1)[1])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_until_a_signal_then_write_the_logs(tmp_path, sig):
+    proc, port = start("--topic", "orders:3", "--topic", "audit", "--config", "offsets.topic.num.partitions=5",
+                       "--log-dir", str(tmp_path))
+    try:
+        w = Wire(_At(port))
+        topics = {t.name: len(t.partitions) for t in w.call("Metadata", 12, topics=None).topics}
+        assert topics == {"orders": 3, "audit": 1}
+        r = w.call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
+            {"index": 2, "records": encode_batch([(b"k", b"v", 1_700_000_000_000)], base_offset=0)}]}])
+        assert r.responses[0].partition_responses[0].error_code == ErrorCode.none
+        r = w.call("OffsetCommit", 9, group_id="cli-group", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
+                       {"partition_index": 2, "committed_offset": 1, "committed_leader_epoch": -1,
+                        "committed_metadata": "m"}]}])
+        assert r.topics[0].partitions[0].error_code == ErrorCode.none
+        w.close()
+    finally:
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert out.splitlines()[-1] == "kgroup serve: stopped"
+    # the offsets log as segments a new coordinator loads
+    log, problems = OffsetsLog.read(tmp_path, topic="__consumer_offsets", num_partitions=5)
+    assert not problems
+    c = Coordinator.load(log, config={"offsets.topic.num.partitions": 5})  # --config reached the coordinator
+    assert (tmp_path / f"__consumer_offsets-{c.partition_for('cli-group')}").is_dir()
+    assert [(r["group"], r["topic"], r["partition"], r["offset"]) for r in c.offsets_table()] == \
+        [("cli-group", "orders", 2, 1)]
+    # and the topic data as produced
+    assert [r.value for b in read_segment(tmp_path / "orders-2" / "00000000000000000000.log") for r in b.records] \
+        == [b"v"]
+
+
+def test_bad_arguments_are_usage_errors(capsys):
+    assert main(["serve", "--topic", "orders:0"]) == 2
+    assert main(["serve", "--config", "no.such.config=1", "--port", "0"]) == 2
+    assert "unknown group coordinator config" in capsys.readouterr().err
+
+
+def test_a_taken_port_is_reported(capsys):
+    proc, port = start()
+    try:
+        started = time.monotonic()
+        assert main(["serve", "--port", str(port)]) == 2
+        assert time.monotonic() - started < 10
+        assert "cannot listen" in capsys.readouterr().err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
