@@ -19,17 +19,16 @@ from kgroup import records as R
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.classic.protocol import heartbeat_key as classic_heartbeat_key
 from kgroup.groups.classic_bridge import join_key, sync_key
-from kgroup.groups.consumer import ConsumerGroupMember
+from kgroup.groups.consumer import ConsumerGroupMember, ResolvedRegularExpression
 from kgroup.groups.consumer import group as G
-from kgroup.groups.consumer.group import ClassicMemberMetadata
 from kgroup.groups.consumer.protocol import session_key
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import (HIGHEST_VERSION, Assignment, Subscription, encode_assignment,
                                                encode_subscription)
-from tests.kafka_parity.consumer_kafka import (CLIENT_ID, PROFILES, cluster, consumer_group, coordinator, group_hash,
-                                               group_records, hb, member, mock_assignor, timeout_of, with_epochs,
-                                               written)
+from tests.kafka_parity.consumer_kafka import (CLIENT_ID, PROFILES, classic_member, cluster, consumer_group,
+                                               coordinator, group_hash, group_records, hb, member, mock_assignor,
+                                               timeout_of, with_epochs, written)
 
 __all__ = ["mock_assignor"]  # the fixture, used by name
 GID = "group-id"
@@ -45,11 +44,6 @@ LOW_MIN_SESSION = {"group_min_session_timeout_ms": 500}
 def protocols(topics, owned=(), version: int = HIGHEST_VERSION) -> tuple[tuple[str, bytes], ...]:
     """Kafka's `toConsumerProtocol`: one "range" protocol with the subscription (and owned partitions)."""
     return (("range", encode_subscription(Subscription(tuple(topics), owned_partitions=tuple(owned)), version)),)
-
-
-def classic(m: ConsumerGroupMember, protos, session_ms: int = 5000) -> ConsumerGroupMember:
-    """`m` speaking the classic protocol (Kafka's `setClassicMemberMetadata`)."""
-    return m.replace(classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protos)))
 
 
 def bare(member_id: str, **fields) -> ConsumerGroupMember:
@@ -113,8 +107,8 @@ def _reconciling_group(profile):
     gives m1 foo-0/1 and zar-0, m2 bar-0 (each must give up what the other gets)."""
     clu = cluster(foo=2, bar=1, zar=1)
     foo, bar, zar = (clu.topic_id(t) for t in ("foo", "bar", "zar"))
-    m1 = classic(member("m1", previous=10, rebalance_ms=500, assignor=None, assigned={foo: [0], bar: [0]}),
-                 protocols(["foo", "bar"], [("foo", 0), ("bar", 0)]))
+    m1 = classic_member(member("m1", previous=10, rebalance_ms=500, assignor=None, assigned={foo: [0], bar: [0]}),
+                        5000, protocols(["foo", "bar"], [("foo", 0), ("bar", 0)]))
     m2 = member("m2", previous=10, rebalance_ms=500, assignor=None, assigned={foo: [1]})
     records = group_records(GID, 10, [m1, m2], {"m1": {foo: [0], bar: [0]}, "m2": {foo: [1]}},
                             metadata_hash=group_hash(clu, "foo", "bar"))
@@ -149,8 +143,8 @@ def test_reconciliation_in_joining_consumer_group_with_eager_protocol(profile, m
     protos = protocols(["foo", "bar", "zar"])
     pos = c.position
     j = cjoin(c, "m1", protos, session_ms=5000)
-    expected1 = classic(member("m1", epoch=11, previous=10, state=UNRELEASED, topics=["foo", "bar", "zar"],
-                               rebalance_ms=500, assignor=None), protos).replace(
+    expected1 = classic_member(member("m1", epoch=11, previous=10, state=UNRELEASED, topics=["foo", "bar", "zar"],
+                               rebalance_ms=500, assignor=None), 5000, protos).replace(
         assigned_partitions={foo: {0: 10}, zar: {0: 11}})
     got = written(c, pos)
     _new_target_records(c, got, expected1, foo, bar, zar)
@@ -180,8 +174,8 @@ def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol(prof
     protos1 = protocols(["foo", "bar", "zar"], [("foo", 0), ("bar", 0)])
     pos = c.position
     j = cjoin(c, "m1", protos1, session_ms=5000)
-    expected1 = classic(member("m1", epoch=10, previous=10, state=UNREVOKED, topics=["foo", "bar", "zar"],
-                               rebalance_ms=500, assignor=None, assigned={foo: [0]}, pending={bar: [0]}), protos1)
+    expected1 = classic_member(member("m1", epoch=10, previous=10, state=UNREVOKED, topics=["foo", "bar", "zar"],
+                               rebalance_ms=500, assignor=None, assigned={foo: [0]}, pending={bar: [0]}), 5000, protos1)
     got = written(c, pos)
     _new_target_records(c, got, expected1, foo, bar, zar)
     assert got[5:] == [G.current_assignment_record(GID, expected1)]
@@ -193,8 +187,8 @@ def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol(prof
     protos2 = protocols(["foo", "bar", "zar"], [("foo", 0)])
     pos = c.position
     j = cjoin(c, "m1", protos2, session_ms=5000)
-    expected2 = classic(expected1.replace(member_epoch=11, state=UNRELEASED, partitions_pending_revocation={},
-                                          assigned_partitions={foo: {0: 10}, zar: {0: 11}}), protos2)
+    expected2 = classic_member(expected1.replace(member_epoch=11, state=UNRELEASED, partitions_pending_revocation={},
+                                          assigned_partitions={foo: {0: 10}, zar: {0: 11}}), 5000, protos2)
     assert written(c, pos) == [G.member_record(GID, expected2), G.current_assignment_record(GID, expected2)]
     assert timeout_of(c, join_key("consumer", GID, "m1")) is None
     joined(j, "m1", 11)
@@ -205,8 +199,8 @@ def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol(prof
     protos3 = protocols(["foo", "bar", "zar"], [("foo", 0), ("zar", 0)])
     pos = c.position
     j = cjoin(c, "m1", protos3, session_ms=5000)
-    expected3 = classic(expected2.replace(state=STABLE, previous_member_epoch=11,
-                                          assigned_partitions={foo: {0: 10, 1: 11}, zar: {0: 11}}), protos3)
+    expected3 = classic_member(expected2.replace(state=STABLE, previous_member_epoch=11,
+                                          assigned_partitions={foo: {0: 10, 1: 11}, zar: {0: 11}}), 5000, protos3)
     assert written(c, pos) == [G.member_record(GID, expected3), G.current_assignment_record(GID, expected3)]
     assert timeout_of(c, join_key("consumer", GID, "m1")) is None
     joined(j, "m1", 11)
@@ -217,14 +211,10 @@ def test_reconciliation_in_joining_consumer_group_with_cooperative_protocol(prof
 # ---------------------------------------------------------------------------------------
 # SyncGroup from a classic member
 
-def _range_protocols(topics=("foo",), owned=(), version=HIGHEST_VERSION):
-    return protocols(topics, owned, version)
-
-
 def _one_classic(profile, *, epoch=10, group_epoch=10, assignment_epoch=0, instance=None, rebalance_ms=-1, **config):
     """Kafka's one classic member (subscribing foo in its protocol) at `epoch`."""
-    m = classic(bare("m", instance_id=instance, member_epoch=epoch, rebalance_timeout_ms=rebalance_ms),
-                _range_protocols())
+    m = classic_member(bare("m", instance_id=instance, member_epoch=epoch, rebalance_timeout_ms=rebalance_ms), 5000,
+                       protocols(["foo"]))
     return coordinator(profile, cluster(foo=6), group_records(GID, group_epoch, [m], assignment_epoch=assignment_epoch),
                        **config)
 
@@ -234,10 +224,12 @@ def test_classic_group_sync_to_consumer_group_with_all_consumer_protocol_version
         clu = cluster(foo=6, bar=3)
         foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
         pairs = [("foo", 0), ("foo", 1), ("foo", 2), ("bar", 0), ("bar", 1)]
-        m1 = classic(member("m1", previous=9, assignor=None, client_id="", client_host="", assigned={foo: [0, 1, 2], bar: [0, 1]}),
-                     protocols(["foo", "bar"], pairs, version))
-        m2 = member("m2", previous=9, assignor=None, client_id="", client_host="", assigned={foo: [3, 4, 5], bar: [2]})
-        records = group_records(GID, 10, [m1, m2], {"m1": {foo: [0, 1, 2], bar: [0, 1]}, "m2": {foo: [3, 4, 5], bar: [2]}})
+        plain = dict(previous=9, assignor=None, client_id="", client_host="")
+        m1 = classic_member(member("m1", assigned={foo: [0, 1, 2], bar: [0, 1]}, **plain), 5000,
+                            protocols(["foo", "bar"], pairs, version))
+        m2 = member("m2", assigned={foo: [3, 4, 5], bar: [2]}, **plain)
+        targets = {"m1": {foo: [0, 1, 2], bar: [0, 1]}, "m2": {foo: [3, 4, 5], bar: [2]}}
+        records = group_records(GID, 10, [m1, m2], targets)
         c = coordinator(profile, clu, records, group_consumer_migration_policy="downgrade")
         assert_synced(c, "m1", 10, pairs, version=version)
 
@@ -292,12 +284,13 @@ def test_classic_group_heartbeat_to_consumer_group_maintains_session(profile, mo
 
 def test_classic_group_heartbeat_to_consumer_group_rebalance_in_progress(profile, mock_assignor):
     foo, bar = uuid.UUID(int=1), uuid.UUID(int=2)       # topics the (empty) cluster does not have
-    protos = _range_protocols()
-    m1 = classic(bare("m1", rebalance_timeout_ms=10_000, member_epoch=9), protos)     # behind the target epoch
-    m2 = classic(bare("m2", rebalance_timeout_ms=10_000, member_epoch=10, state=UNREVOKED,   # must revoke
-                      partitions_pending_revocation=with_epochs({foo: [0]}, 10)), protos)
-    m3 = classic(bare("m3", rebalance_timeout_ms=10_000, member_epoch=10, state=UNRELEASED,  # what it waits for is free
-                      assigned_partitions=with_epochs({bar: [0]}, 10)), protos)
+    protos = protocols(["foo"])
+    # m1 is behind the target epoch, m2 must revoke, all m3 waits for is free
+    m1 = classic_member(bare("m1", rebalance_timeout_ms=10_000, member_epoch=9), 5000, protos)
+    m2 = classic_member(bare("m2", rebalance_timeout_ms=10_000, member_epoch=10, state=UNREVOKED,
+                      partitions_pending_revocation=with_epochs({foo: [0]}, 10)), 5000, protos)
+    m3 = classic_member(bare("m3", rebalance_timeout_ms=10_000, member_epoch=10, state=UNRELEASED,
+                      assigned_partitions=with_epochs({bar: [0]}, 10)), 5000, protos)
     records = group_records(GID, 10, [m1, m2, m3], {"m3": {bar: [0, 1, 2]}}, assignment_epoch=10)
     c = coordinator(profile, cluster(), records)
     for m in ("m1", "m2", "m3"):
@@ -315,19 +308,20 @@ def test_classic_group_heartbeat_to_consumer_with_unknown_member(profile, mock_a
 
 
 def test_classic_group_heartbeat_to_consumer_with_fenced_instance_id(profile, mock_assignor):
-    m = classic(bare("member-id", instance_id="instance-id", member_epoch=10), ())
+    m = classic_member(bare("member-id", instance_id="instance-id", member_epoch=10), 5000, ())
     c = coordinator(profile, cluster(), group_records(GID, 10, [m], assignment_epoch=0))
     assert cheartbeat(c, "unknown-member-id", 10, instance="instance-id").error_code == E.fenced_instance_id
 
 
 def test_classic_group_heartbeat_to_consumer_with_illegal_generation_id(profile, mock_assignor):
-    m = classic(bare("member-id", member_epoch=10), ())
+    m = classic_member(bare("member-id", member_epoch=10), 5000, ())
     c = coordinator(profile, cluster(), group_records(GID, 10, [m], assignment_epoch=0))
     assert cheartbeat(c, "member-id", 9).error_code == E.illegal_generation
 
 
 def test_classic_group_heartbeat_to_consumer_with_member_not_using_classic_protocol(profile, mock_assignor):
-    c = coordinator(profile, cluster(), group_records(GID, 10, [bare("member-id", member_epoch=10)], assignment_epoch=0))
+    records = group_records(GID, 10, [bare("member-id", member_epoch=10)], assignment_epoch=0)
+    c = coordinator(profile, cluster(), records)
     assert cheartbeat(c, "member-id", 10).error_code == E.unknown_member_id
 
 
@@ -366,15 +360,21 @@ def test_consumer_group_member_using_classic_protocol_fenced_when_join_timeout(p
 # ---------------------------------------------------------------------------------------
 # LeaveGroup from classic members
 
+def _classic_m1(foo):
+    """Kafka's dynamic classic member 1 of the leave cases: foo-0 (assigned at 11), subscribing foo and bar."""
+    return classic_member(member("m1", previous=9, rebalance_ms=45_000, assigned={foo: [0]}, assigned_epoch=11), 5000,
+                          protocols(["foo", "bar"], [("foo", 0)]))
+
+
 def _two_classic_and_a_consumer(profile, **config):
     """Kafka's batch-leave group: dynamic classic m1 (foo-0), static classic m2 (instance-id-2, foo-1,
     one epoch behind) and static consumer m3 (instance-id-3, bar-0)."""
     clu = cluster(foo=2, bar=1)
     foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
-    m1 = classic(member("m1", previous=9, rebalance_ms=45_000, assigned={foo: [0]}, assigned_epoch=11),
-                 protocols(["foo", "bar"], [("foo", 0)]))
-    m2 = classic(member("m2", instance="instance-id-2", epoch=9, previous=8, rebalance_ms=45_000, assigned={foo: [1]},
-                        assigned_epoch=10), protocols(["foo", "bar"], [("foo", 1)]))
+    m1 = _classic_m1(foo)
+    m2 = classic_member(member("m2", instance="instance-id-2", epoch=9, previous=8, rebalance_ms=45_000,
+                               assigned={foo: [1]},
+                        assigned_epoch=10), 5000, protocols(["foo", "bar"], [("foo", 1)]))
     m3 = member("m3", instance="instance-id-3", previous=9, rebalance_ms=45_000, assigned={bar: [0]})
     records = group_records(GID, 10, [m1, m2, m3], {"m1": {foo: [0]}, "m2": {foo: [1]}, "m3": {bar: [0]}},
                             metadata_hash=group_hash(clu, "foo", "bar"))
@@ -412,8 +412,7 @@ def test_consumer_group_member_using_classic_protocol_batch_leave_group_updating
         profile, mock_assignor):
     clu = cluster(foo=2, bar=1)
     foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
-    m1 = classic(member("m1", previous=9, rebalance_ms=45_000, assigned={foo: [0]}, assigned_epoch=11),
-                 protocols(["foo", "bar"], [("foo", 0)]))
+    m1 = _classic_m1(foo)
     m2 = member("m2", previous=9, topics=["foo"], rebalance_ms=45_000, assigned={bar: [0]})
     c = coordinator(profile, clu, group_records(GID, 10, [m1, m2], {"m1": {foo: [0]}, "m2": {bar: [0]}},
                                                 metadata_hash=group_hash(clu, "foo", "bar")))
@@ -437,10 +436,9 @@ def test_classic_group_leave_to_consumer_group_without_valid_leave_group_member(
 def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api(profile, mock_assignor):
     clu = cluster(foo=2, bar=2)
     foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
-    m1 = classic(member("m1", previous=9, rebalance_ms=45_000, assigned={foo: [0]}, assigned_epoch=11),
-                 protocols(["foo", "bar"], [("foo", 0)]))
-    m2 = classic(member("m2", instance="instance-id-2", previous=9, rebalance_ms=45_000, assigned={foo: [1]}),
-                 protocols(["foo", "bar"], [("foo", 1)]))
+    m1 = _classic_m1(foo)
+    m2 = classic_member(member("m2", instance="instance-id-2", previous=9, rebalance_ms=45_000, assigned={foo: [1]}),
+                        5000, protocols(["foo", "bar"], [("foo", 1)]))
     m3 = member("m3", previous=9, rebalance_ms=45_000, assigned={bar: [0]})
     m4 = member("m4", instance="instance-id-4", previous=9, rebalance_ms=45_000, assigned={bar: [1]})
     targets = {"m1": {foo: [0]}, "m2": {foo: [1]}, "m3": {bar: [0]}, "m4": {bar: [1]}}
@@ -482,7 +480,7 @@ def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api(profi
 
 def test_no_conversion_when_size_exceeds_classic_max_group_size(profile, mock_assignor):
     protos = (("range", b""),)
-    members = [bare("1"), classic(bare("2"), protos, session_ms=0), classic(bare("3"), protos, session_ms=0)]
+    members = [bare("1"), classic_member(bare("2"), 0, protos), classic_member(bare("3"), 0, protos)]
     c = coordinator(profile, cluster(), group_records(GID, 10, members, assignment_epoch=0),
                     group_max_size=1, group_consumer_migration_policy="downgrade")
     assert str(c.groups[GID].type) == "consumer"
@@ -494,45 +492,46 @@ def test_no_conversion_when_size_exceeds_classic_max_group_size(profile, mock_as
 # ---------------------------------------------------------------------------------------
 # A consumer member with a regex replaced by a classic member (same instance id)
 
-def _regex_member_replaced(profile, m1_names, regex, resolved, m1_assigned, join_topics, *topics):
-    clu = cluster(**topics[0])
+def _regex_member_replaced(profile, clu, m1_names, regex, resolved, m1_assigned, join_topics):
+    """Kafka's set-up: static consumer m1 subscribing `m1_names` and `regex` (resolved to `resolved`),
+    m2 foo-3..5; m1's instance is taken over by a classic JoinGroup subscribing `join_topics`, and the
+    assignor (prepared empty) gives nobody anything."""
     foo = clu.topic_id("foo")
     m1 = member("m1", instance="instance-id", previous=10, rebalance_ms=5000, topics=m1_names, regex=regex,
-                assigned=m1_assigned(clu))
+                assigned=m1_assigned)
     m2 = member("m2", previous=10, rebalance_ms=5000, topics=["foo"], assigned={foo: [3, 4, 5]})
-    from kgroup.groups.consumer import ResolvedRegularExpression
-    records = group_records("fooup", 10, [m1, m2], {"m1": m1_assigned(clu), "m2": {foo: [3, 4, 5]}},
-                            assignment_epoch=10,
-                            regexes={regex: ResolvedRegularExpression(frozenset(resolved), 0, 0)})
+    records = group_records("fooup", 10, [m1, m2], {"m1": m1_assigned, "m2": {foo: [3, 4, 5]}}, assignment_epoch=10,
+                            regexes={regex: ResolvedRegularExpression(frozenset({resolved}), 0, 0)})
     c = coordinator(profile, clu, records, **LOW_MIN_SESSION)
     protos = (("range", encode_subscription(Subscription(tuple(join_topics)))),)
     pos = c.position
     j = cjoin(c, "", protos, instance="instance-id", rebalance_ms=5000, group="fooup")
-    g = consumer_group(c, "fooup")
-    new_id = g.static_member("instance-id").member_id
+    new_id = consumer_group(c, "fooup").static_member("instance-id").member_id
     assert j.done and j.response.error_code == E.none and j.response.member_id == new_id
+    # the new member id takes m1's place (regex included), then the classic join updates it
     copied = m1.replace(member_id=new_id, member_epoch=0, previous_member_epoch=0)
-    # the classic member keeps no regex: it is cleared (and its resolution dropped)
-    expected = classic(copied.replace(member_epoch=11, subscribed_topic_regex="", assigned_partitions={},
-                                      subscribed_topic_names=frozenset(join_topics)), protos, session_ms=500)
+    # a classic member keeps no regex: it is cleared (''), its resolution tombstoned, and nothing is assigned
+    expected = classic_member(copied.replace(member_epoch=11, subscribed_topic_regex="", assigned_partitions={},
+                                             subscribed_topic_names=frozenset(join_topics)), 500, protos)
     got = written(c, pos)
     assert got[:6] == [G.current_assignment_tombstone("fooup", "m1"), G.target_member_tombstone("fooup", "m1"),
                        G.member_tombstone("fooup", "m1"), G.member_record("fooup", copied),
-                       G.target_member_record("fooup", new_id, {t: frozenset(ps) for t, ps in m1_assigned(clu).items()}),
+                       G.target_member_record("fooup", new_id, {t: frozenset(ps) for t, ps in m1_assigned.items()}),
                        G.current_assignment_record("fooup", copied)]
     assert got[6:9] == [G.member_record("fooup", expected), G.regex_tombstone("fooup", regex),
                         G.group_epoch_record("fooup", 11, group_hash(clu, "foo"))]
+    # Kafka compares the two target records in any order
     assert sorted(got[9:11], key=lambda r: r.key.member_id != new_id) == [
         G.target_member_record("fooup", new_id, {}), G.target_member_record("fooup", "m2", {})]
     assert got[11:] == [G.target_epoch_record("fooup", 11, c.now()), G.current_assignment_record("fooup", expected)]
 
 
 def test_consumer_member_with_regex_replaced_by_classic_member_with_same_subscription(profile, mock_assignor):
-    _regex_member_replaced(profile, ["foo"], "bar*", {"bar"},
-                           lambda clu: {clu.topic_id("foo"): [0, 1, 2], clu.topic_id("bar"): [0]}, ["foo"],
-                           {"foo": 6, "bar": 1})
+    clu = cluster(foo=6, bar=1)
+    m1_assigned = {clu.topic_id("foo"): [0, 1, 2], clu.topic_id("bar"): [0]}
+    _regex_member_replaced(profile, clu, ["foo"], "bar*", "bar", m1_assigned, ["foo"])
 
 
 def test_consumer_member_with_regex_replaced_by_classic_member_with_changed_subscription(profile, mock_assignor):
-    _regex_member_replaced(profile, [], "foo*", {"foo"}, lambda clu: {clu.topic_id("foo"): [0, 1, 2]}, [],
-                           {"foo": 6})
+    clu = cluster(foo=6)
+    _regex_member_replaced(profile, clu, [], "foo*", "foo", {clu.topic_id("foo"): [0, 1, 2]}, [])
