@@ -309,6 +309,10 @@ STREAMS_GROUP_METADATA = RecordSchema(
             F("MetadataHash", "int64"),
             F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
             F("AssignmentConfigs", [S("AssignmentConfig", *_KEY_VALUE_FIELDS)]),
+            # KIP-1331 (KAFKA-20621, trunk 2026): the topology epoch whose description the plugin
+            # stores (-2: uncertain) and the one it rejected for good; -1 for none.
+            F("StoredDescriptionTopologyEpoch", "int32", tag=2, default=-1),
+            F("FailedDescriptionTopologyEpoch", "int32", tag=3, default=-1),
             flexible="0+"),
 )
 
@@ -355,6 +359,8 @@ STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = RecordSchema(
     _group_key("StreamsGroupTargetAssignmentMetadataKey"),
     Message("StreamsGroupTargetAssignmentMetadataValue",
             F("AssignmentEpoch", "int32"),
+            # KIP-1263 (4.3): when the assignment computation finished.
+            F("AssignmentTimestamp", "int64", tag=0, default=0),
             flexible="0+"),
 )
 
@@ -373,6 +379,14 @@ STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = RecordSchema(
             flexible="0+"),
 )
 
+_CURRENT_TASK_IDS = S(
+    "TaskIds",
+    F("SubtopologyId", "string"),
+    F("Partitions", "[]int32"),
+    # The assignment epoch of each task, aligned with Partitions (as KIP-1251 for consumer groups;
+    # Kafka writes it for assigned active tasks only; absent: the member epoch stands in).
+    F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None),
+)
 STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = RecordSchema(
     22, "StreamsGroupCurrentMemberAssignment",
     _member_key("StreamsGroupCurrentMemberAssignmentKey"),
@@ -380,12 +394,12 @@ STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = RecordSchema(
             F("MemberEpoch", "int32"),
             F("PreviousMemberEpoch", "int32"),
             F("State", "int8"),
-            F("ActiveTasks", [_TASK_IDS]),
-            F("StandbyTasks", [_TASK_IDS]),
-            F("WarmupTasks", [_TASK_IDS]),
-            F("ActiveTasksPendingRevocation", [_TASK_IDS]),
-            F("StandbyTasksPendingRevocation", [_TASK_IDS]),
-            F("WarmupTasksPendingRevocation", [_TASK_IDS]),
+            F("ActiveTasks", [_CURRENT_TASK_IDS]),
+            F("StandbyTasks", [_CURRENT_TASK_IDS]),
+            F("WarmupTasks", [_CURRENT_TASK_IDS]),
+            F("ActiveTasksPendingRevocation", [_CURRENT_TASK_IDS]),
+            F("StandbyTasksPendingRevocation", [_CURRENT_TASK_IDS]),
+            F("WarmupTasksPendingRevocation", [_CURRENT_TASK_IDS]),
             flexible="0+"),
 )
 

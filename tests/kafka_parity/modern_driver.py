@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup import Cluster, Coordinator
+from kgroup.clock import ManualClock
 from kgroup.errors import ErrorCode
 from kgroup.groups.streams import Subtopology, TopicInfo, Topology
 from kgroup.protocol import request
@@ -29,9 +30,11 @@ def coordinator(profile: str, config: dict | None = None) -> Coordinator:
 
 
 def reload(c: Coordinator) -> Coordinator:
-    """A coordinator rebuilt from `c`'s logs on the same cluster, config, profile and clock."""
+    """A coordinator rebuilt from `c`'s logs on the same cluster, config and profile, with a clock of
+    its own at `c`'s time (a shared clock would let one side's `advance` move the other's time,
+    which the assignment timestamps of KIP-1263 show)."""
     return Coordinator.load(c.log, share_state_log=c.share_state_log, cluster=c.cluster, config=c.config,
-                            profile=c.profile, clock=c.clock)
+                            profile=c.profile, clock=ManualClock(c.clock.now_ms()))
 
 
 def _tasks(field_: Any) -> dict[str, list[int]] | None:

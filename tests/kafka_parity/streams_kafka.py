@@ -60,6 +60,15 @@ def kafka_member(member_id: str, instance_id: str | None = None, **fields: Any) 
     return StreamsGroupMember(member_id, **{**defaults, **fields})
 
 
+def with_task_epochs(member: StreamsGroupMember, epoch: int,
+                     overrides: Mapping[tuple[str, int], int] | None = None) -> StreamsGroupMember:
+    """Kafka's `mkTasksWithEpochs` / `TasksTupleWithEpochs`: the member's assigned active tasks at
+    assignment epoch `epoch` (`overrides`: tasks assigned in another epoch)."""
+    epochs = dict.fromkeys(member.assigned.active_ids(), epoch)
+    epochs.update(overrides or {})
+    return member.replace(active_epochs=epochs)
+
+
 def streams_group_records(group_id: str, group_epoch: int, *, members: Iterable[StreamsGroupMember] = (),
                           targets: Mapping[str, TaskSets] | None = None, target_epoch: int | None = None,
                           topology: Topology | None = None, metadata_hash: int = 0,

@@ -15,7 +15,7 @@ from streams_kafka import (ASSIGNMENT_DELAYED, DEFAULT_ASSIGNMENT_CONFIGS, DEFAU
                            INCORRECTLY_PARTITIONED_TOPICS, MISSING_INTERNAL_TOPICS, MISSING_SOURCE_TOPICS,
                            SHUTDOWN_APPLICATION, STALE_TOPOLOGY, expected_heartbeat, kafka_member,
                            load_streams_group, prepare_assignment, records_since, streams_group_records,
-                           streams_heartbeat, streams_join)
+                           streams_heartbeat, streams_join, with_task_epochs)
 from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, FixedTaskAssignor, TaskAssignorException, TaskSets
 from kgroup.groups.metadata_hash import metadata_hash
@@ -59,16 +59,17 @@ def new_coordinator(profile: str, topics: dict, config: dict | None = None, assi
     return c
 
 
-def member_records(gid: str, member, target: TaskSets | None, epoch: int, *, topology: Topology | None = None,
-                   metadata: tuple | None = None) -> list:
-    """A join's records in Kafka's order: member, topology, group metadata, target, its epoch, current."""
+def member_records(at: int, gid: str, member, target: TaskSets | None, epoch: int, *,
+                   topology: Topology | None = None, metadata: tuple | None = None) -> list:
+    """A join's records in Kafka's order: member, topology, group metadata, target, its epoch (computed
+    at time `at`), current."""
     out = [G.member_record(gid, member)]
     if topology is not None:
         out.append(topology.to_record(gid))
     if metadata is not None:
         out.append(G.group_epoch_record(gid, *metadata))
     if target is not None:
-        out += [G.target_member_record(gid, member.member_id, target), G.target_epoch_record(gid, epoch)]
+        out += [G.target_member_record(gid, member.member_id, target), G.target_epoch_record(gid, epoch, at)]
     out.append(G.current_assignment_record(gid, member))
     return out
 
@@ -83,6 +84,18 @@ def two_members_at_epoch_10(cl: Cluster, *, configs=None, validated: int = -1, w
                                  target_epoch=10, topology=FOO_BAR,
                                  metadata_hash=group_hash(cl, "foo", "bar") if with_hash else 0,
                                  validated_topology_epoch=validated, assignment_configs=configs)
+
+
+# -- KIP-1331 description epochs ----------------------------------------------------------------
+
+@both
+def test_streams_group_metadata_replay_round_trips_topology_description_epochs(profile):
+    first = G.group_epoch_record("streams-group", 1, 0, -1, {}, 7, 5)
+    g = load([first], profile).groups["streams-group"]
+    assert (g.stored_description_topology_epoch, g.failed_description_topology_epoch) == (7, 5)
+    # A later record carrying the defaults overwrites them: the latest record wins.
+    g = load([first, G.group_epoch_record("streams-group", 2, 0, -1, {}, -1, -1)], profile).groups["streams-group"]
+    assert (g.stored_description_topology_epoch, g.failed_description_topology_epoch) == (-1, -1)
 
 
 # -- rejoin, load, describe ---------------------------------------------------------------------
@@ -288,7 +301,7 @@ def test_member_joins_empty_streams_group(profile):
     assert to_data(r) == expected_heartbeat(profile, "m", 2, active={S1: range(6), S2: range(3)}, standby={},
                                             warmup={})
     m = kafka_member("m", member_epoch=2, assigned=target)
-    assert records_since(c, 0) == member_records(
+    assert records_since(c, 0) == member_records(c.now(), 
         GROUP, m, target, 2, topology=FOO_BAR,
         metadata=(2, group_hash(c.cluster, "foo", "bar"), 0, DEFAULT_ASSIGNMENT_CONFIGS))
 
@@ -311,7 +324,7 @@ def test_streams_group_member_joining_with_missing_source_topic(profile):
     assert to_data(r) == expected_heartbeat(profile, "m", 2, active={}, standby={}, warmup={},
                                             status=[(MISSING_SOURCE_TOPICS, "Source topics bar are missing.")])
     m = kafka_member("m", member_epoch=2)
-    assert records_since(c, 0) == member_records(
+    assert records_since(c, 0) == member_records(c.now(), 
         GROUP, m, TaskSets(), 2, topology=FOO_BAR,
         metadata=(2, group_hash(c.cluster, "foo"), -1, DEFAULT_ASSIGNMENT_CONFIGS))
 
@@ -326,7 +339,7 @@ def test_streams_group_member_joining_with_missing_internal_topic():
                                             status=[(MISSING_INTERNAL_TOPICS, "Internal topics are missing: bar")])
     assert c.groups[GROUP].state == StreamsGroupState.NOT_READY
     m = kafka_member("m", member_epoch=2)
-    assert records_since(c, 0)[:6] == member_records(
+    assert records_since(c, 0)[:6] == member_records(c.now(), 
         GROUP, m, TaskSets(), 2, topology=topology,
         metadata=(2, group_hash(c.cluster, "foo"), -1, DEFAULT_ASSIGNMENT_CONFIGS))
     c.advance(0)                                     # the CreateTopics "request" completes
@@ -343,7 +356,7 @@ def test_streams_group_member_joining_with_incorrectly_partitioned_topic(profile
     assert to_data(r) == expected_heartbeat(profile, "m", 2, active={}, standby={}, warmup={},
                                             status=[(INCORRECTLY_PARTITIONED_TOPICS, detail)])
     assert c.groups[GROUP].state == StreamsGroupState.NOT_READY
-    assert records_since(c, 0) == member_records(
+    assert records_since(c, 0) == member_records(c.now(), 
         GROUP, kafka_member("m", member_epoch=2), TaskSets(), 2, topology=topology,
         metadata=(2, group_hash(c.cluster, "foo", "bar"), -1, DEFAULT_ASSIGNMENT_CONFIGS))
 
@@ -359,7 +372,7 @@ def test_streams_group_member_joining_with_stale_topology():
                      process_id=DEFAULT_PROCESS_ID)
     assert to_data(r) == expected_heartbeat("kafka", "m", 11, active={}, standby={}, warmup={}, status=[
         (STALE_TOPOLOGY, "The member's topology epoch 0 is behind the group's topology epoch 1.")])
-    assert records_since(c, len(c.log) - 5) == member_records(
+    assert records_since(c, len(c.log) - 5) == member_records(c.now(), 
         GROUP, kafka_member("m", member_epoch=11), TaskSets(), 11,
         metadata=(11, group_hash(cl, "foo", "bar"), 1, DEFAULT_ASSIGNMENT_CONFIGS))
 
@@ -427,7 +440,8 @@ def test_streams_updating_member_metadata_triggers_new_target_assignment(profile
     assert to_data(r) == expected_heartbeat(profile, "m", 11, active={S1: range(6), S2: range(3)}, standby={},
                                             warmup={})
     m = kafka_member("m", member_epoch=11, previous_member_epoch=10, assigned=target, process_id="process-id2")
-    assert records_since(c, before) == member_records(GROUP, m, target, 11, metadata=(
+    m = with_task_epochs(m, 10, dict.fromkeys(active(s2=range(3)).active_ids(), 11))   # bar's tasks are new
+    assert records_since(c, before) == member_records(c.now(), GROUP, m, target, 11, metadata=(
         11, group_hash(cl, "foo", "bar"), 0, DEFAULT_ASSIGNMENT_CONFIGS))
 
 
@@ -442,7 +456,8 @@ def test_streams_updating_partition_metadata_triggers_new_target_assignment(prof
     assert to_data(r) == expected_heartbeat(profile, "m", 11, active={S1: range(6), S2: range(3)}, standby={},
                                             warmup={})
     m = kafka_member("m", member_epoch=11, previous_member_epoch=10, assigned=target)
-    assert records_since(c, before) == member_records(GROUP, m, target, 11, metadata=(
+    m = with_task_epochs(m, 10, dict.fromkeys(active(s2=range(3)).active_ids(), 11))   # bar's tasks are new
+    assert records_since(c, before) == member_records(c.now(), GROUP, m, target, 11, metadata=(
         11, group_hash(cl, "foo", "bar"), 0, DEFAULT_ASSIGNMENT_CONFIGS))[1:]
 
 
@@ -560,12 +575,14 @@ def test_streams_reconciliation_process(profile):
     step("B", 10, 10, {S1: [3], S2: [2]},
          [member("B", 10, 10, unrevoked, active(s1=[3], s2=[2]), active(s1=[4, 5]))])
     step("C", 11, 11, None, [member("C", 11, 11, unreleased)])
-    step("A", 10, 11, None, [member("A", 11, 10, assigned=active(s1=[0, 1], s2=[0]))],
+    # The tasks a member keeps keep the epoch they were assigned in; new ones get the target epoch.
+    step("A", 10, 11, None, [with_task_epochs(member("A", 11, 10, assigned=active(s1=[0, 1], s2=[0])), 10)],
          active={S1: [0, 1], S2: [0]}, standby={}, warmup={})
     step("B", 10, 10, None, [])                        # not acknowledged yet: nothing happens
     step("C", 11, 11, {S2: [1]}, [member("C", 11, 11, unreleased, active(s2=[1]))])
     step("C", 11, 11, None, [])
-    step("B", 10, 11, {S1: [2, 3], S2: [2]}, [member("B", 11, 10, assigned=active(s1=[2, 3], s2=[2]))],
+    step("B", 10, 11, {S1: [2, 3], S2: [2]},
+         [with_task_epochs(member("B", 11, 10, assigned=active(s1=[2, 3], s2=[2])), 10, {(S1, 2): 11})],
          active={S1: [3], S2: [2]}, standby={}, warmup={})
     step("C", 11, 11, {S1: [4, 5], S2: [1]}, [member("C", 11, 11, assigned=active(s1=[4, 5], s2=[1]))],
          active={S2: [1]}, standby={}, warmup={})
@@ -624,7 +641,8 @@ def test_streams_partition_metadata_refreshed_after_group_is_loaded(profile):
     r = streams_heartbeat(c, GROUP, "m", 10)
     assert to_data(r) == expected_heartbeat(profile, "m", 11, active={S1: range(6)}, standby={}, warmup={})
     m = kafka_member("m", member_epoch=11, previous_member_epoch=10, assigned=target)
-    assert records_since(c, before) == member_records(GROUP, m, target, 11, metadata=(
+    m = with_task_epochs(m, 10, dict.fromkeys(active(s1=[3, 4, 5]).active_ids(), 11))   # the new partitions' tasks
+    assert records_since(c, before) == member_records(c.now(), GROUP, m, target, 11, metadata=(
         11, group_hash(cl, "foo"), 0, DEFAULT_ASSIGNMENT_CONFIGS))[1:]
 
 
@@ -803,7 +821,7 @@ def test_streams_group_heartbeat_with_empty_classic_group(profile):
     got = records_since(c, before)
     assert type(got[0]).__name__ == "GroupMetadata" and got[0].value is None    # the classic group's tombstone
     m = kafka_member("m", member_epoch=2, rebalance_timeout_ms=12_000, process_id="")
-    assert got[1:] == member_records("classic-group-id", m, TaskSets(), 2, topology=FOO,
+    assert got[1:] == member_records(c.now(), "classic-group-id", m, TaskSets(), 2, topology=FOO,
                                      metadata=(2, 0, -1, DEFAULT_ASSIGNMENT_CONFIGS))
 
 
@@ -942,8 +960,8 @@ def test_replay_streams_group_target_assignment_member_tombstone_existing(profil
 
 @both
 def test_replay_streams_group_target_assignment_metadata(profile):
-    # Kafka's record also carries the assignment timestamp (12345); kgroup's has no such field.
-    assert load([G.target_epoch_record("foo", 10)], profile).groups["foo"].assignment_epoch == 10
+    g = load([G.target_epoch_record("foo", 10, 12345)], profile).groups["foo"]
+    assert (g.assignment_epoch, g.assignment_timestamp) == (10, 12345)
 
 
 @both
@@ -969,7 +987,9 @@ def test_replay_streams_group_target_assignment_metadata_tombstone_existing(prof
 def test_replay_streams_group_current_member_assignment(profile):
     m = G.StreamsGroupMember("member", member_epoch=10, previous_member_epoch=9,
                              state=MemberState.UNRELEASED_PARTITIONS, assigned=TASKS)
-    assert load([G.current_assignment_record("bar", m)], profile).groups["bar"].members["member"] == m
+    m = with_task_epochs(m, 9, {min(TASKS.active_ids()): 7})   # Kafka's mkTasksWithEpochs
+    loaded = load([G.current_assignment_record("bar", m)], profile).groups["bar"].members["member"]
+    assert loaded == m and loaded.assigned_active_epochs() == m.active_epochs
 
 
 @both

@@ -22,7 +22,7 @@ from kgroup.groups.streams.protocol import session_key
 from kgroup.protocol import ms
 from streams_kafka import (DEFAULT_ASSIGNMENT_CONFIGS, DEFAULT_PROCESS_ID, DEFAULT_REBALANCE_TIMEOUT_MS,
                            StreamsTopicFixture, kafka_member, load_streams_group, prepare_assignment,
-                           streams_group_records)
+                           streams_group_records, with_task_epochs)
 from tests.streams_testing import sgroup, shb, tasks_of
 
 E = ErrorCode
@@ -93,10 +93,11 @@ def mixed_group(profile: str, topic: StreamsTopicFixture, static, dynamic, *, co
 
 
 def static_left(member_id: str, instance: str, topic: StreamsTopicFixture, *partitions: int, process=DEFAULT_PROCESS_ID):
-    """A static member that left with -2 after epoch 10, still holding its tasks."""
-    return kafka_member(member_id, instance, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                        previous_member_epoch=DEFAULT_GROUP_EPOCH, process_id=process,
-                        assigned=topic.tasks(*partitions))
+    """A static member that left with -2 after epoch 10, still holding its tasks (assigned in epoch
+    10: Kafka's fixture `assignedTasks(groupEpoch, ...)`)."""
+    return with_task_epochs(kafka_member(member_id, instance, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                         previous_member_epoch=DEFAULT_GROUP_EPOCH, process_id=process,
+                                         assigned=topic.tasks(*partitions)), DEFAULT_GROUP_EPOCH)
 
 
 def stable(member_id: str, topic: StreamsTopicFixture, *partitions: int, instance=None, process=DEFAULT_PROCESS_ID):
@@ -166,7 +167,7 @@ def test_dynamic_join_succeeds_after_temporarily_left_static_member_session_time
         G.member_record(GROUP, joining),
         G.group_epoch_record(GROUP, join_epoch, topic.metadata_hash, 0, DEFAULT_ASSIGNMENT_CONFIGS),
         G.target_member_record(GROUP, "new-dynamic", topic.tasks(0, 1)),
-        G.target_epoch_record(GROUP, join_epoch),
+        G.target_epoch_record(GROUP, join_epoch, c.now()),
         G.current_assignment_record(GROUP, joining.replace(member_epoch=join_epoch, assigned=topic.tasks(0, 1)))]
     g = sgroup(c, GROUP)
     assert set(g.members) == {"dynamic", "new-dynamic"} and g.group_epoch == join_epoch
@@ -213,7 +214,7 @@ def test_static_rejoin_with_updated_process_id_recomputes_target_assignment_and_
         G.target_member_record(GROUP, "dynamic", topic.tasks(1, 2, 3)),
         G.target_member_record(GROUP, "new-static", topic.tasks(0))]
     assert written[10:] == [
-        G.target_epoch_record(GROUP, bumped),
+        G.target_epoch_record(GROUP, bumped, c.now()),
         G.current_assignment_record(GROUP, updated.replace(member_epoch=bumped, assigned=topic.tasks(0)))]
     g = sgroup(c, GROUP)
     assert g.group_epoch == bumped and set(g.members) == {"new-static", "dynamic"}
@@ -226,6 +227,8 @@ def test_static_rejoin_with_updated_process_id_recomputes_target_assignment_and_
     r = heartbeat(c, "dynamic", None, DEFAULT_GROUP_EPOCH)
     assert answer(r) == expected(c, "dynamic", bumped, topic.response_tasks(1, 2, 3))
     reconciled = stable("dynamic", topic, 1, 2, 3).replace(member_epoch=bumped, previous_member_epoch=DEFAULT_GROUP_EPOCH)
+    # tasks 2 and 3 kept from epoch 10, task 1 assigned in the bumped epoch
+    reconciled = with_task_epochs(reconciled, DEFAULT_GROUP_EPOCH, {(topic.subtopology_id, 1): bumped})
     assert records_since(c, before) == [G.current_assignment_record(GROUP, reconciled)]
 
 

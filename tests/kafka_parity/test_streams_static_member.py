@@ -19,7 +19,8 @@ from kgroup.groups.streams import group as G
 from tests.kafka_parity.streams_kafka import (DEFAULT_ASSIGNMENT_CONFIGS, DEFAULT_PROCESS_ID,
                                               DEFAULT_REBALANCE_TIMEOUT_MS, StreamsTopicFixture, heartbeat_answer,
                                               kafka_member, leave_answer, load_streams_group, prepare_assignment,
-                                              records_since, streams_answer, streams_group_records)
+                                              records_since, streams_answer, streams_group_records,
+                                              with_task_epochs)
 from tests.streams_testing import sgroup, shb
 
 GROUP_EPOCH = MEMBER_EPOCH = 10          # Kafka's DEFAULT_GROUP_EPOCH / DEFAULT_MEMBER_EPOCH
@@ -63,9 +64,11 @@ def no_status(r) -> bool:
     return r.status is not None and len(r.status) == 0
 
 
-def left_member(member_id, instance_id, **fields):
-    """A static member that left with -2 (its record as the -2 leave wrote it)."""
-    return kafka_member(member_id, instance_id, member_epoch=LEAVE_STATIC, **fields)
+def left_member(member_id, instance_id, *, epochs=GROUP_EPOCH, **fields):
+    """A static member that left with -2, its active tasks at assignment epoch `epochs`: Kafka's
+    fixtures build it with `assignedTasks(groupEpoch, ...)`; the record a -2 leave writes has them
+    at 0 (Kafka's resetAssignedTasksEpochsToZero)."""
+    return with_task_epochs(kafka_member(member_id, instance_id, member_epoch=LEAVE_STATIC, **fields), epochs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,8 +228,8 @@ def test_static_member_leave_with_leave_group_static_member_epoch(profile):
     before = c.position
     r = beat(c, "fooup", "member", "instance", LEAVE_STATIC)
     assert heartbeat_answer(r) == leave_answer("member", LEAVE_STATIC) and no_status(r)
-    left = kafka_member("member", "instance", member_epoch=LEAVE_STATIC, previous_member_epoch=MEMBER_EPOCH - 1,
-                        assigned=topic.tasks(0, 1, 2, 3))
+    left = left_member("member", "instance", epochs=0, previous_member_epoch=MEMBER_EPOCH - 1,
+                       assigned=topic.tasks(0, 1, 2, 3))
     assert records_since(c, before) == [G.current_assignment_record("fooup", left)]
     assert sgroup(c, "fooup").group_epoch == GROUP_EPOCH
 
@@ -239,7 +242,7 @@ def test_static_member_leave_with_leave_group_static_member_epoch_then_should_be
     before = c.position
     r = beat(c, "fooup", "member", "instance", LEAVE_STATIC)
     assert heartbeat_answer(r) == leave_answer("member", LEAVE_STATIC) and no_status(r)
-    assert records_since(c, before) == [G.current_assignment_record("fooup", left)]
+    assert records_since(c, before) == [G.current_assignment_record("fooup", with_task_epochs(left, 0))]
     assert sgroup(c, "fooup").group_epoch == GROUP_EPOCH
 
 
@@ -260,8 +263,9 @@ def leave_and_rejoin_no_group_bump(profile, old_id, new_id):
     r = join(c, "fooup", new_id, "instance", topic)
     assert heartbeat_answer(r) == streams_answer(new_id, MEMBER_EPOCH, topic.response_tasks(0, 1, 2, 3))
     assert sgroup(c, "fooup").group_epoch == GROUP_EPOCH
-    joined = kafka_member(new_id, "instance", member_epoch=0, previous_member_epoch=0,
-                          assigned=topic.tasks(0, 1, 2, 3))
+    # The copy keeps the tasks at the assignment epoch 0 the -2 leave reset them to.
+    joined = with_task_epochs(kafka_member(new_id, "instance", member_epoch=0, previous_member_epoch=0,
+                                           assigned=topic.tasks(0, 1, 2, 3)), 0)
     assert records_since(c, before) == [
         G.current_assignment_tombstone("fooup", old_id), G.target_member_tombstone("fooup", old_id),
         G.member_tombstone("fooup", old_id),
@@ -289,8 +293,8 @@ def test_static_member_leave_with_leave_group_static_member_epoch_from_unrevoked
     before = c.position
     r = beat(c, "fooup", "member", "instance", LEAVE_STATIC)
     state = MemberState.STABLE if c.profile.streams_static_leave_revokes_pending else MemberState.UNREVOKED_PARTITIONS
-    left = kafka_member("member", "instance", member_epoch=LEAVE_STATIC, previous_member_epoch=MEMBER_EPOCH - 1,
-                        state=state, assigned=topic.tasks(0, 1))
+    left = left_member("member", "instance", epochs=0, previous_member_epoch=MEMBER_EPOCH - 1, state=state,
+                       assigned=topic.tasks(0, 1))
     assert heartbeat_answer(r) == leave_answer("member", LEAVE_STATIC) and no_status(r)
     assert records_since(c, before) == [G.current_assignment_record("fooup", left)]
     assert sgroup(c, "fooup").members["member"].state == state
@@ -318,7 +322,7 @@ def test_static_member_leave_with_leave_group_static_member_epoch_from_unrelease
     before = c.position
     r = beat(c, "fooup", "member", "instance", LEAVE_STATIC)
     assert heartbeat_answer(r) == leave_answer("member", LEAVE_STATIC) and no_status(r)
-    left = member.replace(member_epoch=LEAVE_STATIC)
+    left = with_task_epochs(member.replace(member_epoch=LEAVE_STATIC), 0)
     assert records_since(c, before) == [G.current_assignment_record("fooup", left)]
     assert sgroup(c, "fooup").members["member"].state == MemberState.UNRELEASED_PARTITIONS
     assert sgroup(c, "fooup").group_epoch == GROUP_EPOCH
@@ -354,8 +358,8 @@ def test_static_member_leave_with_leave_group_static_member_epoch_from_unrevoked
     r = beat(c, "fooup", "leaving", "instance", LEAVE_STATIC)
     assert heartbeat_answer(r) == leave_answer("leaving", LEAVE_STATIC) and no_status(r)
     state = MemberState.STABLE if c.profile.streams_static_leave_revokes_pending else MemberState.UNREVOKED_PARTITIONS
-    assert records_since(c, before) == [G.current_assignment_record("fooup", leaving.replace(
-        member_epoch=LEAVE_STATIC, state=state, pending_revocation=G.EMPTY_TASKS))]
+    assert records_since(c, before) == [G.current_assignment_record("fooup", with_task_epochs(leaving.replace(
+        member_epoch=LEAVE_STATIC, state=state, pending_revocation=G.EMPTY_TASKS), 0))]
     before = c.position
     r = beat(c, "fooup", "waiting", None, MEMBER_EPOCH)
     assert heartbeat_answer(r) == streams_answer("waiting", MEMBER_EPOCH, topic.response_tasks(2))
@@ -382,8 +386,8 @@ def test_static_member_leave_with_leave_group_static_member_epoch_and_rejoin_and
     # The member and group epochs move: the rack is one of KIP-1071's epoch-relevant fields.
     assert heartbeat_answer(r) == streams_answer("new-member", GROUP_EPOCH + 1, topic.response_tasks(0, 1, 2, 3))
     assert sgroup(c, "fooup").group_epoch == GROUP_EPOCH + 1
-    copied = kafka_member("new-member", "instance", rack_id="rack", member_epoch=0, previous_member_epoch=0,
-                          assigned=topic.tasks(0, 1, 2, 3))
+    copied = with_task_epochs(kafka_member("new-member", "instance", rack_id="rack", member_epoch=0,
+                                           previous_member_epoch=0, assigned=topic.tasks(0, 1, 2, 3)), 0)
     updated = copied.replace(rack_id="new-rack")
     assert records_since(c, before) == [
         # the replacement: the old member's records deleted, a copy under the new member id
@@ -394,7 +398,7 @@ def test_static_member_leave_with_leave_group_static_member_epoch_and_rejoin_and
         # then the heartbeat itself: the new rack, the bump, the (unchanged) target, the reconciled member
         G.member_record("fooup", updated),
         G.group_epoch_record("fooup", GROUP_EPOCH + 1, topic.metadata_hash, 0, DEFAULT_ASSIGNMENT_CONFIGS),
-        G.target_epoch_record("fooup", GROUP_EPOCH + 1),
+        G.target_epoch_record("fooup", GROUP_EPOCH + 1, c.now()),
         G.current_assignment_record("fooup", updated.replace(member_epoch=GROUP_EPOCH + 1))]
 
 

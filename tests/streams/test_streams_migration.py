@@ -74,7 +74,7 @@ def test_classic_heartbeat_sync_and_leave_to_a_streams_group_kafka():
     assert c.position == before and "A" in sgroup(c).members
 
 
-def kafka_join_records(cluster: Cluster) -> list:
+def kafka_join_records(cluster: Cluster, at: int = 0) -> list:
     """What Kafka writes when member A (as `shb` sends it) joins an empty classic group "app"
     reading `orders`: the classic group's tombstone first (getOrCreateStreamsGroup), then a
     join's records in Kafka's order, with Kafka's one assignment config."""
@@ -85,7 +85,7 @@ def kafka_join_records(cluster: Cluster) -> list:
             G.member_record("app", a), STATELESS.to_record("app"),
             G.group_epoch_record("app", FIRST_EPOCH, metadata_hash(configure(STATELESS, cluster).topics, cluster),
                                  0, {"num.standby.replicas": "0"}),
-            G.target_member_record("app", "A", tasks), G.target_epoch_record("app", FIRST_EPOCH),
+            G.target_member_record("app", "A", tasks), G.target_epoch_record("app", FIRST_EPOCH, at),
             G.current_assignment_record("app", a.replace(member_epoch=FIRST_EPOCH, assigned=tasks))]
 
 
@@ -97,7 +97,7 @@ def test_an_empty_classic_group_converts_at_epoch_1_and_writes_kafkas_records(pr
     before = c.position
     r = shb(c, "A", 0)
     assert (r.error_code, r.member_epoch) == (E.none, FIRST_EPOCH)
-    assert [c.log.entry_at(i).record for i in range(before, c.position)] == kafka_join_records(c.cluster)
+    assert [c.log.entry_at(i).record for i in range(before, c.position)] == kafka_join_records(c.cluster, c.now())
 
 
 @pytest.mark.parametrize("profile", ["kip", "kafka"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup.assignors.streams.api import TaskId, TaskSets
@@ -19,7 +19,7 @@ from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import MemberState, ModernGroup
+from kgroup.groups.modern import MemberState, ModernGroup, ReplayError
 from kgroup import records as R
 
 from .configuration import ConfiguredTopology, configure
@@ -74,6 +74,10 @@ class StreamsGroupMember:
     pending_revocation: TaskSets = EMPTY_TASKS
     #: set while the member speaks the classic protocol (KIP-1071 online migration)
     classic_member_metadata: ClassicMemberMetadata | None = None
+    #: the assignment epoch of each assigned active task (Kafka's TasksTupleWithEpochs): the target
+    #: epoch it was handed over in; a task missing here counts at the member epoch, as a record
+    #: written before the epochs were stored does
+    active_epochs: Mapping[TaskId, int] = field(default_factory=dict, compare=False)
 
     def replace(self, **changes: Any) -> "StreamsGroupMember":
         return dataclasses.replace(self, **changes)
@@ -98,6 +102,14 @@ class StreamsGroupMember:
     def owned(self) -> TaskSets:
         """Assigned plus pending revocation: every task the member may still be running."""
         return union(self.assigned, self.pending_revocation)
+
+    def active_epoch_of(self, task: TaskId) -> int:
+        """The assignment epoch of an assigned active task."""
+        return self.active_epochs.get(task, self.member_epoch)
+
+    def assigned_active_epochs(self) -> dict[TaskId, int]:
+        """Every assigned active task with its assignment epoch (what the record stores)."""
+        return {t: self.active_epoch_of(t) for t in self.assigned.active_ids()}
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,6 +182,10 @@ class StreamsGroup(ModernGroup):
         self.validated_topology_epoch = -1
         #: the assignment configs the last target assignment was computed with (record 17)
         self.assignment_configs: dict[str, str] = {}
+        #: KIP-1331's topology-description epochs (record 17): kgroup has no description plugin,
+        #: so it only keeps what a log holds and writes it back with every metadata record
+        self.stored_description_topology_epoch = -1
+        self.failed_description_topology_epoch = -1
         #: (subtopology, partition) -> epoch of the member owning it as active (assigned or revoking)
         self.active_task_epochs: dict[TaskId, int] = {}
         #: process id -> task -> member ids holding it there in any role (assigned or revoking)
@@ -412,11 +428,22 @@ def _task_ids(cls: Any, tasks: Mapping[str, Iterable[int]]) -> list:
 
 
 def group_epoch_record(group_id: str, epoch: int, metadata_hash: int, validated_topology_epoch: int,
-                       assignment_configs: Mapping[str, str]) -> Any:
+                       assignment_configs: Mapping[str, str], stored_description_topology_epoch: int = -1,
+                       failed_description_topology_epoch: int = -1) -> Any:
     V = R.StreamsGroupMetadataValue
     return R.StreamsGroupMetadata(R.StreamsGroupMetadataKey(group_id=group_id), V(
         epoch=epoch, metadata_hash=metadata_hash, validated_topology_epoch=validated_topology_epoch,
-        assignment_configs=[V.AssignmentConfig(key=k, value=v) for k, v in sorted(assignment_configs.items())]))
+        assignment_configs=[V.AssignmentConfig(key=k, value=v) for k, v in sorted(assignment_configs.items())],
+        stored_description_topology_epoch=stored_description_topology_epoch,
+        failed_description_topology_epoch=failed_description_topology_epoch))
+
+
+def group_metadata_record(group: StreamsGroup, epoch: int, metadata_hash: int, validated_topology_epoch: int,
+                          assignment_configs: Mapping[str, str]) -> Any:
+    """`group_epoch_record` for an existing group: its KIP-1331 description epochs are written
+    back as they are (Kafka reads them from the group so a routine write preserves them)."""
+    return group_epoch_record(group.group_id, epoch, metadata_hash, validated_topology_epoch, assignment_configs,
+                              group.stored_description_topology_epoch, group.failed_description_topology_epoch)
 
 
 def member_record(group_id: str, m: StreamsGroupMember) -> Any:
@@ -472,9 +499,19 @@ def target_member_tombstone(group_id: str, member_id: str) -> Any:
         R.StreamsGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
 
 
-def target_epoch_record(group_id: str, epoch: int) -> Any:
-    return R.StreamsGroupTargetAssignmentMetadata(R.StreamsGroupTargetAssignmentMetadataKey(group_id=group_id),
-                                                  R.StreamsGroupTargetAssignmentMetadataValue(assignment_epoch=epoch))
+def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
+    """The assignment epoch and when its computation finished (KIP-1263; 0 when no assignor ran)."""
+    return R.StreamsGroupTargetAssignmentMetadata(
+        R.StreamsGroupTargetAssignmentMetadataKey(group_id=group_id),
+        R.StreamsGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
+
+
+def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember) -> list:
+    """The assigned active tasks with their assignment epochs (aligned with the partitions)."""
+    tasks = m.assigned.active
+    return [cls(subtopology_id=s, partitions=sorted(tasks[s]),
+                assignment_epochs=[m.active_epoch_of((s, p)) for p in sorted(tasks[s])])
+            for s in sorted(tasks) if tasks[s]]
 
 
 def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
@@ -483,7 +520,7 @@ def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
     return R.StreamsGroupCurrentMemberAssignment(
         R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
         V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
-          active_tasks=_task_ids(V.TaskIds, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
+          active_tasks=_task_ids_with_epochs(V.TaskIds, m), standby_tasks=_task_ids(V.TaskIds, a.standby),
           warmup_tasks=_task_ids(V.TaskIds, a.warmup),
           active_tasks_pending_revocation=_task_ids(V.TaskIds, p.active),
           standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
@@ -495,9 +532,24 @@ def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
         R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
 
 
+def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId, int]:
+    """The tasks' assignment epochs from `TaskIds` entries; an entry without them (written before
+    they were stored) counts at the member epoch, as Kafka's `fromCurrentAssignmentRecord` does."""
+    out: dict[TaskId, int] = {}
+    for t in entries or ():
+        epochs = getattr(t, "assignment_epochs", None)
+        if epochs is not None and len(epochs) != len(t.partitions):
+            raise ReplayError(f"The number of assignment epochs ({len(epochs)}) does not match the number of "
+                              f"partitions ({len(t.partitions)}) of subtopology {t.subtopology_id}.")
+        for i, p in enumerate(t.partitions):
+            out[(t.subtopology_id, int(p))] = default_epoch if epochs is None else epochs[i]
+    return out
+
+
 def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember:
     return old.replace(
         member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch, state=MemberState.of(v.state),
+        active_epochs=_epochs_from_ids(v.active_tasks, v.member_epoch),
         assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
                           warmup=tasks_from_ids(v.warmup_tasks)),
         pending_revocation=TaskSets(active=tasks_from_ids(v.active_tasks_pending_revocation),

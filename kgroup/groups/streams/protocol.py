@@ -29,6 +29,7 @@ from kgroup.group_configs import group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
+from kgroup.javaorder import service_order
 from kgroup.protocol import ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -526,7 +527,7 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
             or validated != group.validated_topology_epoch or other_configs_changed:
         group_epoch += 1
-        records.append(G.group_epoch_record(group_id, group_epoch, new_hash, validated, configs))
+        records.append(G.group_metadata_record(group, group_epoch, new_hash, validated, configs))
     if refresh:
         group.set_metadata_refresh_deadline(now + METADATA_REFRESH_INTERVAL_MS, group_epoch, c.cluster.metadata_version)
 
@@ -560,9 +561,9 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
                            held_in_process=group.held_in_process, owned=owned)
     if new_member or (reconciled.member_epoch, reconciled.previous_member_epoch, reconciled.state,
-                      reconciled.assigned, reconciled.pending_revocation) != \
+                      reconciled.assigned, reconciled.pending_revocation, reconciled.assigned_active_epochs()) != \
             (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
-             member.pending_revocation):
+             member.pending_revocation, member.assigned_active_epochs()):
         records.append(G.current_assignment_record(group_id, reconciled))
     if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
         schedule_rebalance_timeout(c, group_id, member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms)
@@ -671,7 +672,7 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
         # a replaced static member's target was deleted with its other records already
         if mid not in members and mid not in (renamed or {}).values():
             records.append(G.target_member_tombstone(gid, mid))
-    records.append(G.target_epoch_record(gid, epoch))
+    records.append(G.target_epoch_record(gid, epoch, c.now()))
     return target
 
 
@@ -743,7 +744,9 @@ def static_leave(c: "Coordinator", member: StreamsGroupMember) -> StreamsGroupMe
     The member's state stays as it was (Kafka: the UNREVOKED -> STABLE fix-up was taken out of
     PR #22245 to change consumer groups at the same time, KAFKA-20680); under `kip` a revoking
     member becomes STABLE, as the PR's reviewers agreed is right (streams_static_leave_revokes_pending)."""
-    leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS)
+    # Kafka also resets the assigned tasks' assignment epochs to 0 (resetAssignedTasksEpochsToZero).
+    leaving = member.replace(member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH, pending_revocation=EMPTY_TASKS,
+                             active_epochs=dict.fromkeys(member.assigned.active_ids(), 0))
     if c.profile.streams_static_leave_revokes_pending and member.state == MemberState.UNREVOKED_PARTITIONS:
         leaving = leaving.replace(state=MemberState.STABLE)
     return leaving
@@ -764,8 +767,8 @@ def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGr
         cancel_timers(c, gid, m.member_id)
     remaining = {mid: m for mid, m in group.members.items() if mid not in {x.member_id for x in members}}
     # The group's metadata as it is, with the epoch bumped (Kafka): the next heartbeat notices the rest.
-    records.append(G.group_epoch_record(gid, group.group_epoch + 1, group.metadata_hash,
-                                        group.validated_topology_epoch, group.assignment_configs))
+    records.append(G.group_metadata_record(group, group.group_epoch + 1, group.metadata_hash,
+                                           group.validated_topology_epoch, group.assignment_configs))
     if not remaining:
         records.append(G.target_epoch_record(gid, group.group_epoch + 1))
         group.shutdown_requested_by = None  # the application is gone; a new one starts afresh
@@ -879,7 +882,9 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
 
 @handles(STREAMS_GROUP_DESCRIBE)
 def streams_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in req.group_ids]})
+    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
+    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
 
 
 # ---------------------------------------------------------------------------------------

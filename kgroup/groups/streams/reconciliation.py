@@ -90,16 +90,21 @@ def _next(member: StreamsGroupMember, target_epoch: int, target: TaskSets, activ
                     unreleased = True
                 else:
                     adding[r].setdefault(s, set()).add(p)
+    # A kept active task keeps its assignment epoch; a new one is assigned in the target epoch.
+    epochs = {task: member.active_epoch_of(task) for task in kept.active_ids()}
     if not revoking.is_empty and still_owns_any(owned, revoking):
         # Revoke first: the member keeps its epoch until it confirms (KIP-848 rules for actives;
         # standby and warm-up removals ride along in the same response).
         return member.with_epoch(member.member_epoch).replace(
-            state=MemberState.UNREVOKED_PARTITIONS, assigned=kept, pending_revocation=revoking)
+            state=MemberState.UNREVOKED_PARTITIONS, assigned=kept, pending_revocation=revoking,
+            active_epochs=epochs)
     assigned = TaskSets(**{r: {s: frozenset(getattr(kept, r).get(s, frozenset()) | adding[r].get(s, set()))
                                for s in set(getattr(kept, r)) | set(adding[r])} for r in ROLES})
+    for s, ps in adding["active"].items():
+        epochs.update(((s, p), target_epoch) for p in ps)
     return member.with_epoch(target_epoch).replace(
         state=MemberState.UNRELEASED_PARTITIONS if unreleased else MemberState.STABLE,
-        assigned=assigned, pending_revocation=EMPTY_TASKS)
+        assigned=assigned, pending_revocation=EMPTY_TASKS, active_epochs=epochs)
 
 
 __all__ = ["reconcile", "still_owns_any"]

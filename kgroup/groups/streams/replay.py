@@ -51,6 +51,8 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
     group.metadata_hash = value.metadata_hash
     group.validated_topology_epoch = value.validated_topology_epoch
     group.assignment_configs = {kv.key: kv.value for kv in value.assignment_configs}
+    group.stored_description_topology_epoch = value.stored_description_topology_epoch
+    group.failed_description_topology_epoch = value.failed_description_topology_epoch
 
 
 @replays(R.StreamsGroupPartitionMetadata, R.StreamsGroupTargetAssignmentResolvedTopicIds)
