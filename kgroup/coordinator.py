@@ -39,7 +39,9 @@ from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
 from kgroup.gcpause import gc_paused
 import kgroup.group_configs  # noqa: F401  (registers IncrementalAlterConfigs/DescribeConfigs)
 from kgroup.groups import Group, load_group_types
+from kgroup.javaorder import by_partition, hashset_capacity, java_hash_order
 from kgroup.log import Compression, OffsetsLog, partition_for
+from kgroup.log.partitioner import java_string_hashcode
 from kgroup.log.batch import ControlType
 from kgroup.offsets import OffsetsManager
 from kgroup.profile import Profile, get_profile
@@ -48,8 +50,8 @@ from kgroup.protocol.limits import MAX_STRING_BYTES, error_response, oversized_s
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
 import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
-from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, PENDING_APIS, REPLAYERS, Marker, PendingResponse, Result,
-                            Timers, handles)
+from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, METADATA_HOOKS, PENDING_APIS,
+                            REPLAYERS, Marker, PendingResponse, Result, Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 _EXPIRATION_TIMER = "offsets-expiration"
@@ -118,6 +120,8 @@ class Coordinator:
         self._snapshots: dict[tuple, Coordinator] = {}
         #: per-coordinator components of group-type packages (`kgroup.runtime.component`)
         self.components: dict[str, Any] = {name: factory(self) for name, factory in COMPONENTS.items()}
+        #: the cluster metadata as this coordinator last saw it (version, topic ids): see `_notice_metadata`
+        self._metadata_seen = (self.cluster.metadata_version, frozenset(t.topic_id for t in self.cluster.topics()))
         self._schedule_expiration()
 
     @property
@@ -135,7 +139,7 @@ class Coordinator:
         Returns the log entries the timers wrote."""
         self._check_writable()
         target = self.now() + ms
-        written: list[Any] = []
+        written: list[Any] = self._notice_metadata()
         while (timer := self.timers.pop_due(target)) is not None:
             self.clock.set(max(timer.deadline, self.now()))
             result = timer.callback()
@@ -155,6 +159,7 @@ class Coordinator:
         `client_host` are what the request header and the connection would say, `principal`
         who authenticated (checked against the ACLs when the coordinator has an authorizer)."""
         self._check_writable()
+        self._notice_metadata()
         # a request sent while serving another (the share persister's) must not change
         # whose request the outer one is
         principal = self.default_principal if principal is None else principal
@@ -199,6 +204,22 @@ class Coordinator:
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
         return response
+
+    def _notice_metadata(self) -> list[Any]:
+        """Kafka's onMetadataUpdate: when the cluster's metadata changed since this coordinator
+        last looked, the group types hear of it (`kgroup.runtime.on_metadata_update`) and what they
+        write is written, before the next request or timer is served. Returns the entries written."""
+        version, topic_ids = self._metadata_seen
+        if self.cluster.metadata_version == version:
+            return []
+        now_ids = frozenset(t.topic_id for t in self.cluster.topics())
+        self._metadata_seen = (self.cluster.metadata_version, now_ids)
+        written: list[Any] = []
+        for hook in METADATA_HOOKS:
+            result = hook(self, topic_ids - now_ids)
+            if result is not None:
+                written += self._apply(result)
+        return written
 
     def _refused(self, request: Any, code: ErrorCode, message: str) -> Any:
         """`request` answered with `code` everywhere its response can say it, nothing written."""
@@ -614,21 +635,77 @@ def _write_txn_markers(c: Coordinator, req: Any, version: int) -> Result:
 
 @handles(42)
 def _delete_groups(c: Coordinator, req: Any, version: int) -> Result:
-    records, results = [], []
-    for group_id in req.groups_names:
-        try:
-            # only a null group id (which the wire cannot carry) is INVALID_GROUP_ID in Kafka;
-            # the empty one is looked up like any other (GroupCoordinatorService.deleteGroups)
-            c.check_coordinator(group_id)
-            group = c.groups.get(group_id)
-            if group is None:
-                raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
-            group.validate_delete_group()
-            records += group.before_delete(c) + c.offsets.tombstones_for_group(group_id) + group.tombstones()
-            results.append({"group_id": group_id, "error_code": ErrorCode.none})
-        except KafkaError as e:
-            results.append({"group_id": group_id, "error_code": e.code})
-    return Result({"throttle_time": 0, "results": results}, records)
+    """Kafka's GroupCoordinatorService.deleteGroups. Only a null group id (which the wire cannot
+    carry) is INVALID_GROUP_ID; the others, the empty one too, go by `__consumer_offsets` partition,
+    answered partition after partition (`javaorder.by_partition`). In each partition share groups
+    come first (`prepare_delete`): record 15 marks their share-partitions deleting, a write of its
+    own, then the share coordinator deletes them; a share group not empty, or whose state was not
+    deleted, is answered with that error (first) and kept. The other groups, in the order of Kafka's
+    `HashSet` of them, are validated and tombstoned in a second write."""
+    parts = [_DeletePartition(c, partition, ids) for partition, ids in by_partition(req.groups_names, c.partition_for)]
+
+    def tombstones() -> Result:
+        return Result(records=[r for part in parts for r in part.tombstones()])
+
+    def response() -> dict:
+        return {"throttle_time": 0, "results": [r for part in parts for r in part.results()]}
+    return Result(response, [r for part in parts for r in part.first_write], then=[tombstones])
+
+
+class _DeletePartition:
+    """One `__consumer_offsets` partition's share of a DeleteGroups (see `_delete_groups`)."""
+
+    def __init__(self, c: Coordinator, partition: int, group_ids: list[str]) -> None:
+        self.c, self.group_ids = c, group_ids
+        #: group id -> the error of its share step (NONE kept too: Kafka's map holds them, its order)
+        self.share_errors: dict[str, ErrorCode] = {}
+        self.pending: dict[str, Any] = {}
+        self.first_write: list[Any] = []
+        self.answers: list[dict] = []
+        if partition not in c.hosted_partitions:  # the runtime refuses the share step for all of them
+            self.share_errors = dict.fromkeys(group_ids, ErrorCode.not_coordinator)
+            return
+        for group_id in group_ids:
+            prepare = getattr(c.groups.get(group_id), "prepare_delete", None)
+            if prepare is None or group_id in self.share_errors or group_id in self.pending:
+                continue
+            try:
+                c.groups[group_id].validate_delete_group()
+                records, delete = prepare(c)
+            except KafkaError as e:
+                self.share_errors[group_id] = e.code
+                continue
+            self.first_write += records
+            if delete is not None:
+                self.pending[group_id] = delete
+
+    def tombstones(self) -> list[Any]:
+        """The share coordinator's deletes, then the second write: the groups left, validated."""
+        for group_id, delete in self.pending.items():
+            self.share_errors[group_id] = delete()
+        failed = {g for g, code in self.share_errors.items() if code != ErrorCode.none}
+        records: list[Any] = []
+        for group_id in java_hash_order(dict.fromkeys(self.group_ids), java_string_hashcode,
+                                        hashset_capacity(len(self.group_ids))):
+            if group_id in failed:
+                continue
+            try:
+                group = self.c.groups.get(group_id)
+                if group is None:
+                    raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
+                group.validate_delete_group()
+                # a group with a first step (share) did its work there
+                before = [] if hasattr(group, "prepare_delete") else group.before_delete(self.c)
+                records += before + self.c.offsets.tombstones_for_group(group_id) + group.tombstones()
+                self.answers.append({"group_id": group_id, "error_code": ErrorCode.none})
+            except KafkaError as e:
+                self.answers.append({"group_id": group_id, "error_code": e.code})
+        return records
+
+    def results(self) -> list[dict]:
+        errors = [{"group_id": g, "error_code": code} for g in java_hash_order(self.share_errors, java_string_hashcode)
+                  if (code := self.share_errors[g]) != ErrorCode.none]
+        return errors + self.answers
 
 
 @handles(16)

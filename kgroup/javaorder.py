@@ -66,6 +66,34 @@ def java_string_set_order(names: Iterable[str]) -> list[str]:
     return java_hash_order(names, java_string_hashcode, hashset_capacity(len(names)))
 
 
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """Kafka's `TopicPartition.hashCode()`: `31 * (31 + partition) + topic.hashCode()`."""
+    return (31 * (31 + partition) + java_string_hashcode(topic)) & 0xFFFFFFFF
+
+
+def by_partition(group_ids: Iterable[str], partition_of: Callable[[str], int],
+                 topic: str = "__consumer_offsets") -> list[tuple[int, list[str]]]:
+    """Group ids split by `__consumer_offsets` partition as Kafka's GroupCoordinatorService splits
+    a describe or a DeleteGroups (a `HashMap<TopicPartition, List<String>>`): the partitions in
+    that map's iteration order, each with its ids in request order. The service answers partition
+    after partition in this order: it combines the partitions' futures in the order it made them,
+    so the order does not depend on which partition answers first."""
+    split: dict[int, list[str]] = {}
+    for g in group_ids:
+        split.setdefault(partition_of(g), []).append(g)
+    order = java_hash_order(split, lambda p: topic_partition_hash(topic, p))
+    return [(p, split[p]) for p in order]
+
+
+def service_order(group_ids: Iterable[str], partition_of: Callable[[str], int],
+                  invalid: Callable[[str], bool] = lambda g: False) -> list[str]:
+    """The order GroupCoordinatorService answers a describe in: the `invalid` ids first (it answers
+    those itself, in request order), then `by_partition`."""
+    ids = list(group_ids)
+    return [g for g in ids if invalid(g)] + [g for _, part in by_partition(
+        [g for g in ids if not invalid(g)], partition_of) for g in part]
+
+
 def java_uuid_hash(u: "uuid.UUID") -> int:
     """Kafka's `Uuid.hashCode()`: the xor of both 64-bit halves, folded to 32 bits."""
     h = (u.int >> 64) ^ (u.int & 0xFFFFFFFFFFFFFFFF)

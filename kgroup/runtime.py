@@ -26,6 +26,11 @@ LOAD_HOOKS: list[Callable[[Any], None]] = []
 #: `getOrMaybeCreateClassicGroup` from the offset manager); the classic package registers it,
 #: so the offsets code needs no group module.
 SIMPLE_GROUP: list[Callable[[str], Any]] = []
+#: functions run when a coordinator notices that the cluster's metadata changed (Kafka's
+#: `onMetadataUpdate`), before it serves its next request or timer: fn(coordinator,
+#: deleted_topic_ids) -> Result | None, whose records are written. `deleted_topic_ids`: the
+#: topics deleted since the coordinator last looked (possibly none).
+METADATA_HOOKS: list[Callable[[Any, frozenset], "Result | None"]] = []
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,12 @@ def simple_group(group_id: str) -> Any:
 def on_loaded(fn):
     """Register a function run after a coordinator finished loading its log."""
     LOAD_HOOKS.append(fn)
+    return fn
+
+
+def on_metadata_update(fn):
+    """Register a function run when a coordinator notices a change of the cluster's metadata."""
+    METADATA_HOOKS.append(fn)
     return fn
 
 

@@ -423,7 +423,9 @@ def test_static_member_gone_after_minus_two_is_removed_at_session_timeout(c):
 def test_consumer_group_describe(c):
     hb(c, "a", 0, topics=["foo"], instance="A", rack="r1", client_id="app-1")
     resp = c.handle(request("ConsumerGroupDescribe", 1, group_ids=["g", "nope", ""], include_authorized_operations=False))
-    g, nope, empty = resp.groups
+    # Kafka answers the empty id first, then partition by partition (GroupCoordinatorService)
+    empty, *rest = resp.groups
+    g, nope = sorted(rest, key=lambda x: x.group_id != "g")
     assert (g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name) == ("Stable", FIRST, FIRST, "uniform")
     m = g.members[0]
     assert (m.member_id, m.instance_id, m.rack_id, m.client_id, m.member_type) == ("a", "A", "r1", "app-1", 1)

@@ -16,7 +16,10 @@ from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.groups.streams import Subtopology, TopicInfo, Topology
 from kgroup.log import partition_for
 from kgroup.protocol import request
+from kgroup.groups.share.persister import CoordinatorPersister
+from kgroup.groups.share.state import PERSISTER_KEY
 from tests.kgroup_testing import commit, fetch, group_on_partition, heartbeat, join, leave, sync
+from tests.share.share_testing import RecordingPersister
 
 E = ErrorCode
 MEMBER = str(uuid.UUID(int=7))
@@ -353,6 +356,43 @@ def test_list_groups_with_empty_topic_partitions(profile):
     assert (r.error_code, list(r.groups)) == (E.none, [])
 
 
+# -- describes and DeleteGroups: in Kafka's order -------------------------------------------------
+# GroupCoordinatorService splits the ids by __consumer_offsets partition (a HashMap<TopicPartition,
+# List<String>>) and combines the partitions' answers in the order it walks that map, whichever
+# answers first: a coordinator holding every partition answers in that order too. With 2 or 3
+# partitions it walks them 0, 1, 2; "group-id-1" is on partition 1 of 2 (2 of 3), "group-id-2" on 0.
+
+def two_partitions(profile: str) -> Coordinator:
+    return coord(profile, config={"offsets.topic.num.partitions": 2})
+
+
+def test_describe_groups(profile):
+    c = two_partitions(profile)
+    groups = send(c, "DescribeGroups", 5, groups=["group-id-1", "group-id-2"],
+                  include_authorized_operations=False).groups
+    assert [g.group_id for g in groups] == ["group-id-2", "group-id-1"]
+
+
+def _kip848_describe(profile: str, api: str, version: int) -> list[str]:
+    c = two_partitions(profile)
+    # beyond the Kafka case: the empty id, which the service answers itself, comes first
+    groups = send(c, api, version, group_ids=["group-id-1", "", "group-id-2"], include_authorized_operations=False).groups
+    assert [(g.group_id, g.error_code) for g in groups] == [
+        ("", E.invalid_group_id), ("group-id-2", E.group_id_not_found), ("group-id-1", E.group_id_not_found)]
+
+
+def test_consumer_group_describe(profile):
+    _kip848_describe(profile, "ConsumerGroupDescribe", 1)
+
+
+def test_streams_group_describe(profile):
+    _kip848_describe(profile, "StreamsGroupDescribe", 0)
+
+
+def test_share_group_describe(profile):
+    _kip848_describe(profile, "ShareGroupDescribe", 1)
+
+
 def test_describe_groups_invalid_group_id(profile):
     # Only a null group id is INVALID_GROUP_ID, and the wire cannot carry one: the empty id is
     # described like any unknown group.
@@ -415,6 +455,90 @@ def test_delete_groups_empty_group_id(profile):
     # empty one is looked up and, as no group has it, is GROUP_ID_NOT_FOUND
     (r,) = send(coord(profile), "DeleteGroups", 2, groups_names=[""]).results
     assert (r.group_id, r.error_code) == ("", E.group_id_not_found)
+
+
+def _records(c: Coordinator, since: int) -> list[tuple[str, str]]:
+    """The records written since `since`: (type, "~" for a tombstone, group id)."""
+    out = []
+    for i in range(since, c.position):
+        r = c.log.entry_at(i).record
+        out.append((("~" if r.value is None else "") + type(r).__name__, getattr(r.key, "group", None) or r.key.group_id))
+    return out
+
+
+def test_delete_groups(profile):
+    # Kafka's third partition fails with COORDINATOR_LOAD_IN_PROGRESS; here it is not led (NOT_COORDINATOR)
+    c = coord(profile, config={"offsets.topic.num.partitions": 3}, hosted_partitions=[0, 2])
+    for g in ("group-id-1", "group-id-2"):  # partitions 2 and 0
+        commit(c, g, {(TOPIC, 0): 5})
+    before = c.position
+    r = c.handle(request("DeleteGroups", 2, groups_names=["group-id-1", "group-id-2", "group-id-3"]))
+    assert [(x.group_id, x.error_code) for x in r.results] == [
+        ("group-id-2", E.none), ("group-id-3", E.not_coordinator), ("group-id-1", E.none)]
+    assert _records(c, before) == [("~OffsetCommit", "group-id-2"), ("~GroupMetadata", "group-id-2"),
+                                   ("~OffsetCommit", "group-id-1"), ("~GroupMetadata", "group-id-1")]
+
+
+def _empty_share_group(c: Coordinator, group_id: str) -> None:
+    """A share group whose share-partitions were initialised, and whose member left."""
+    c.handle(request("ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "group_id": group_id}))
+    c.handle(request("ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "group_id": group_id, "member_epoch": -1}))
+    assert c.groups[group_id].state_metadata.initialized
+
+
+SHARE_TOMBSTONES = ["~ShareGroupTargetAssignmentMetadata", "~ShareGroupStatePartitionMetadata", "~ShareGroupMetadata"]
+
+
+def test_delete_with_share_groups(profile):
+    c = coord(profile, config={"offsets.topic.num.partitions": 3})
+    _empty_share_group(c, "share-group-id-1")  # partition 1
+    commit(c, "group-id-2", {(TOPIC, 0): 5})    # partition 0
+    before = c.position
+    r = c.handle(request("DeleteGroups", 2, groups_names=["share-group-id-1", "group-id-2"]))
+    assert [(x.group_id, x.error_code) for x in r.results] == [("group-id-2", E.none), ("share-group-id-1", E.none)]
+    # the share group's record 15 (all deleting) is a write of its own, before the share coordinator
+    # deletes the state; the tombstones come in the second write, partition by partition
+    assert _records(c, before) == [("ShareGroupStatePartitionMetadata", "share-group-id-1"),
+                                   ("~OffsetCommit", "group-id-2"), ("~GroupMetadata", "group-id-2")] + \
+        [(t, "share-group-id-1") for t in SHARE_TOMBSTONES]
+    assert not c.groups.get("share-group-id-1")
+
+
+class _FailingFor(RecordingPersister):
+    """The share coordinator refuses to delete one group's state (UNKNOWN_SERVER_ERROR)."""
+
+    def __init__(self, c: Coordinator, group_id: str) -> None:
+        super().__init__(CoordinatorPersister(c))
+        self.group_id = group_id
+
+    def delete_state(self, group_id, topic_id, partition):
+        if group_id == self.group_id:
+            self.calls.append(("delete", group_id, topic_id, partition))
+            return E.unknown_server_error
+        return super().delete_state(group_id, topic_id, partition)
+
+
+def test_delete_share_group_persister_error(profile):
+    c = coord(profile, config={"offsets.topic.num.partitions": 3})
+    c.soft_state[PERSISTER_KEY] = _FailingFor(c, "share-group-id-1")
+    _empty_share_group(c, "share-group-id-1")  # partition 1
+    _empty_share_group(c, "share-group-id-2")  # partition 2
+    before = c.position
+    r = c.handle(request("DeleteGroups", 2, groups_names=["share-group-id-1", "share-group-id-2"]))
+    assert [(x.group_id, x.error_code) for x in r.results] == [
+        ("share-group-id-1", E.unknown_server_error), ("share-group-id-2", E.none)]
+    # Kafka writes record 15 (deleting) of both groups first; the one the share coordinator
+    # refused keeps it, and stays
+    assert _records(c, before) == [("ShareGroupStatePartitionMetadata", "share-group-id-1"),
+                                   ("ShareGroupStatePartitionMetadata", "share-group-id-2")] + \
+        [(t, "share-group-id-2") for t in SHARE_TOMBSTONES]
+    sm = c.groups["share-group-id-1"].state_metadata
+    assert (sm.initializing, sm.initialized, set(sm.deleting.values())) == ({}, {}, {"foo", "bar"})
+    # a retry deletes it, and the group, once the share coordinator accepts
+    c.soft_state[PERSISTER_KEY].group_id = None
+    r = c.handle(request("DeleteGroups", 2, groups_names=["share-group-id-1"]))
+    assert [(x.group_id, x.error_code) for x in r.results] == [("share-group-id-1", E.none)]
+    assert "share-group-id-1" not in c.groups
 
 
 def test_delete_share_group_not_empty_error(profile):

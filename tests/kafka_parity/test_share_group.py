@@ -481,6 +481,42 @@ def test_share_group_initialize_success(profile):
                                                              timestamp=c.now())
 
 
+# -- topics deleted from the cluster (onMetadataUpdate -> maybeCleanupShareGroupState) ----------------
+
+def test_maybe_cleanup_share_group_state_empty_topic_ids(profile):
+    # the coordinator hears of every metadata change: none deleting a topic, or a deletion with
+    # no share group to clean up, writes nothing
+    clu = cluster({"t1": 2})
+    c = coordinator(profile, clu)
+    clu.create_topic("t2", 1)
+    hb(c, M1, -1)  # any request (here one for no group) comes after the change was heard of
+    clu.delete_topic("t1")
+    c.advance(0)   # so does any timer
+    assert c.position == 0
+
+
+def test_maybe_cleanup_share_group_state_init_deleted_topics_present(profile):
+    names = [f"t{i}" for i in range(1, 7)]
+    ids = {n: uuid.UUID(int=0xC000 + i) for i, n in enumerate(names, 1)}
+    clu = cluster({n: 2 if n == "t1" else 3 for n in names}, ids=ids)
+    t1, t2, t3, t4, t5, t6 = (ids[n] for n in names)
+    records = [G.group_epoch_record("sharegroup", 0, 0),
+               state_record("sharegroup", initializing={t1: ("t1", [0, 1]), t3: ("t3", [0, 1, 2])},
+                            initialized={t2: ("t2", [0, 1, 2]), t4: ("t4", [0, 1, 2])},
+                            deleting={t5: "t5", t6: "t6"})]
+    c = coordinator(profile, clu, records)
+    before = c.position
+    for name in ("t1", "t2", "t6"):
+        clu.delete_topic(name)
+    c.advance(0)  # the coordinator hears of the three deletions at once, as one metadata delta
+    # record 15 forgets the deleted topics, wherever it had them
+    assert written(c, before) == [state_record("sharegroup", initializing={t3: ("t3", [0, 1, 2])},
+                                               initialized={t4: ("t4", [0, 1, 2])}, deleting={t5: "t5"})]
+    assert not deleted(c)  # the share coordinator drops a deleted topic's state itself
+    # and a coordinator loaded from that log agrees
+    assert c.load(c.log, cluster=clu).groups["sharegroup"].state_metadata == share_group(c, "sharegroup").state_metadata
+
+
 # -- replay --------------------------------------------------------------------------------------
 
 def _replayed_records() -> list:

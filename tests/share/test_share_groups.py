@@ -379,7 +379,8 @@ def test_describe_errors():
     c = coord()
     c.handle(request("ConsumerGroupHeartbeat", 1, group_id="cg", member_id=M1, member_epoch=0, rebalance_timeout=1000,
                      subscribed_topic_names=["orders"], topic_partitions=[]))
-    empty, missing, other = describe(c, "", "nope", "cg")
+    # Kafka's order: the empty id first, then partition by partition ("cg" before "nope")
+    empty, other, missing = describe(c, "", "nope", "cg")
     assert (empty.error_code, empty.group_state) == (E.invalid_group_id, "")
     assert (missing.error_code, missing.error_message) == (E.group_id_not_found, "Group nope not found.")
     assert (other.error_code, other.error_message) == (E.group_id_not_found, "Group cg is not a share group.")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic.group import ClassicGroup, ClassicGroupState, ClassicMember
+from kgroup.javaorder import service_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import PendingResponse, Result, handles, on_loaded
 
@@ -657,7 +658,9 @@ def _remove_current_member(c: "Coordinator", group: ClassicGroup, member_id: str
 
 @handles(DESCRIBE_GROUPS)
 def describe_groups(c: "Coordinator", req: Any, version: int) -> Result:
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g, version) for g in req.groups]},
+    # Kafka's order: partition by partition (GroupCoordinatorService; "" is an id like any other)
+    ids = service_order(req.groups, c.partition_for)
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g, version) for g in ids]},
                   replay=False)
 
 

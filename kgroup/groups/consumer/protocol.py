@@ -34,7 +34,7 @@ from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
                                   described_assignment, frozen, topic_order)
-from kgroup.javaorder import JavaHashMap, java_order
+from kgroup.javaorder import JavaHashMap, java_order, service_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -703,7 +703,9 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
 
 @handles(CONSUMER_GROUP_DESCRIBE)
 def consumer_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in req.group_ids]})
+    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
+    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
 
 
 # ---------------------------------------------------------------------------------------

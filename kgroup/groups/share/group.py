@@ -10,7 +10,7 @@ EMPTY, STABLE or DEAD (the KIP's "Share group states").
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +21,8 @@ from kgroup.groups.modern import (Assignment, MemberState, ModernGroup, ModernGr
                                   topic_partitions)
 from kgroup.javaorder import java_string_set_order
 
-from .state import (InitTopic, StatePartitionMetadata, before_delete_group, state_metadata_from_value,
-                    state_metadata_record, state_metadata_tombstone)
+from .state import (InitTopic, StatePartitionMetadata, before_delete_group, delete_group_state, delete_request,
+                    state_metadata_from_value, state_metadata_record, state_metadata_tombstone, state_partitions)
 
 SHARE_PROTOCOL_TYPE = "share"
 
@@ -107,8 +107,20 @@ class ShareGroup(ModernGroup):
         return self.empty_since_ms >= 0 and coordinator.now() - self.empty_since_ms >= retention_ms
 
     def before_delete(self, coordinator: Any) -> list:
-        """DeleteGroups: the share coordinator forgets the group's share-partitions first."""
+        """Deleted in one go (the periodic clean-up): the share coordinator forgets the group's
+        share-partitions first."""
         return before_delete_group(coordinator, self)
+
+    def prepare_delete(self, coordinator: Any) -> tuple[list, Callable[[], ErrorCode] | None]:
+        """DeleteGroups' first step for a share group (Kafka's `sharePartitionDeleteRequests`, a
+        write of its own): record 15 with the share-partitions to delete moved to deleting, and the
+        share coordinator's delete to run once it is written (None: nothing to delete). The
+        tombstones follow in a second write, only when that delete succeeded."""
+        records, topics = delete_request(coordinator, self)
+        if not topics:
+            return records, None
+        partitions = state_partitions(coordinator, self.state_metadata, topics)
+        return records, lambda: delete_group_state(coordinator, self.group_id, topics, partitions)
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
         return any(topic in m.subscribed_topic_names for m in self.members.values())

@@ -33,6 +33,8 @@ DELETE_SHARE_GROUP_OFFSETS = 92
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 #: Kafka's answer for a topic whose share-partitions are not initialised (only initialising, or unknown to the group)
 NO_OFFSETS_MESSAGE = "There is no offset information to delete."
+#: Kafka's `Errors.INVALID_GROUP_ID.message()`: Alter/DeleteShareGroupOffsets answer an empty group id with it
+INVALID_GROUP_ID_MESSAGE = "The configured groupId is invalid."
 #: Kafka's `Errors.NON_EMPTY_GROUP.message()`
 NON_EMPTY_GROUP_MESSAGE = "The group is not empty."
 #: the lag of a share-partition whose SPSO is not known yet (Kafka's `PartitionFactory.UNINITIALIZED_LAG`)
@@ -122,7 +124,7 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
     group_id = req.group_id
     try:
         if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, None)
+            raise KafkaError(ErrorCode.invalid_group_id, INVALID_GROUP_ID_MESSAGE)
         c.check_coordinator(group_id)
         if not req.topics:
             return Result(_alter_error(ErrorCode.none, None))
@@ -199,7 +201,7 @@ def delete_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resu
     base = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "responses": []}
     try:
         if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, None)
+            raise KafkaError(ErrorCode.invalid_group_id, INVALID_GROUP_ID_MESSAGE)
         c.check_coordinator(group_id)
         if not req.topics:
             return Result(base)

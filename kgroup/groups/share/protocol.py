@@ -27,7 +27,7 @@ from kgroup.group_configs import GROUP_CONFIGS, group_config
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
                                   described_assignment, frozen, topic_order)
-from kgroup.javaorder import JavaHashMap
+from kgroup.javaorder import JavaHashMap, service_order
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
@@ -445,7 +445,9 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
 
 @handles(SHARE_GROUP_DESCRIBE)
 def share_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in req.group_ids]})
+    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
+    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType
 from kgroup.groups.modern import topic_order
-from kgroup.runtime import Result
+from kgroup.runtime import Result, on_metadata_update
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -163,19 +163,31 @@ def initialize_share_state(c: "Coordinator", group_id: str, state_epoch: int, to
     return Result(records=[state_metadata_record(group_id, new)])
 
 
-def delete_share_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, ErrorCode]:
-    """DeleteShareGroupState for every share-partition of `topics` the group has state for
-    (initialised or initialising); the first error of each topic."""
-    p = require_persister(c)
-    sm = c.groups[group_id].state_metadata
-    errors: dict[uuid.UUID, ErrorCode] = {}
+def state_partitions(c: "Coordinator", sm: StatePartitionMetadata,
+                     topics: Mapping[uuid.UUID, str]) -> dict[uuid.UUID, list[int]]:
+    """The share-partitions of `topics` the group has state for (initialised or initialising); all
+    the topic's partitions for a topic left deleting by a delete that did not finish."""
+    out = {}
     for tid in topic_order(topics):
         parts = set(sm.initialized[tid].partitions if tid in sm.initialized else ()) | \
             set(sm.initializing[tid].partitions if tid in sm.initializing else ())
         if not parts and tid in sm.deleting and topics[tid] in c.cluster:
-            parts = set(range(c.cluster.partitions(topics[tid])))  # a delete that did not finish
+            parts = set(range(c.cluster.partitions(topics[tid])))
+        out[tid] = sorted(parts)
+    return out
+
+
+def delete_share_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUID, str],
+                       partitions: Mapping[uuid.UUID, list[int]] | None = None) -> dict[uuid.UUID, ErrorCode]:
+    """DeleteShareGroupState for every share-partition of `topics` the group has state for
+    (`partitions`, by default `state_partitions` now); the first error of each topic."""
+    p = require_persister(c)
+    if partitions is None:
+        partitions = state_partitions(c, c.groups[group_id].state_metadata, topics)
+    errors: dict[uuid.UUID, ErrorCode] = {}
+    for tid in topic_order(topics):
         errors[tid] = ErrorCode.none
-        for part in sorted(parts):
+        for part in partitions.get(tid, ()):
             forget_in_flight(c, group_id, tid, part)
             code = p.delete_state(group_id, tid, part)
             if code != ErrorCode.none and errors[tid] == ErrorCode.none:
@@ -183,26 +195,63 @@ def delete_share_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUI
     return errors
 
 
-def before_delete_group(c: "Coordinator", group: "ShareGroup") -> list:
-    """DeleteGroups for a share group: every share-partition's durable state is deleted first
-    (record 15 marks them deleting); an error keeps the group (Kafka's `deleteShareGroups`)."""
+def delete_request(c: "Coordinator", group: "ShareGroup") -> tuple[list, dict[uuid.UUID, str]]:
+    """Kafka's `shareGroupBuildPartitionDeleteRequest`: the topics whose share-partitions a deleted
+    group must forget (initialised, initialising, and those still being deleted whose topic the
+    cluster still has), and record 15 with every one of them, and those only, deleting.
+    ([], {}) when there is nothing to delete. Their partitions: `state_partitions`, taken before
+    that record is written."""
     sm = group.state_metadata
     topics = {t: v.name for t, v in sm.initialized.items()}
     topics.update({t: v.name for t, v in sm.initializing.items()})
     # a topic still being deleted is deleted again, unless it is gone from the cluster
-    # (Kafka's shareGroupBuildPartitionDeleteRequest finds its partitions in the metadata image)
+    # (Kafka finds its partitions in the metadata image)
     topics.update({t: n for t, n in sm.deleting.items() if n in c.cluster and c.cluster.topic_id(n) == t})
     if not topics:
-        return []
-    errors = delete_share_state(c, group.group_id, topics)
-    forget_in_flight(c, group.group_id)
-    for code in errors.values():
+        return [], {}
+    return [state_metadata_record(group.group_id, StatePartitionMetadata({}, {}, topics))], topics
+
+
+def delete_group_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUID, str],
+                       partitions: Mapping[uuid.UUID, list[int]] | None = None) -> ErrorCode:
+    """The share coordinator deletes the group's share-partitions of `topics` (Kafka's persister
+    `deleteState` of a DeleteGroups): the first error, or NONE."""
+    errors = delete_share_state(c, group_id, topics, partitions)
+    forget_in_flight(c, group_id)
+    return next((code for code in errors.values() if code != ErrorCode.none), ErrorCode.none)
+
+
+def before_delete_group(c: "Coordinator", group: "ShareGroup") -> list:
+    """A share group deleted in one go (the periodic clean-up, kip profile): its durable state is
+    deleted first, then record 15 marks it deleting; an error keeps the group."""
+    records, topics = delete_request(c, group)
+    if topics:
+        code = delete_group_state(c, group.group_id, topics)
         if code != ErrorCode.none:
             raise KafkaError(code, "The share coordinator did not delete the share-group state.")
-    # every share-partition of the group is being deleted now, and those only
-    return [state_metadata_record(group.group_id, StatePartitionMetadata({}, {}, topics))]
+    return records
+
+
+@on_metadata_update
+def forget_deleted_topics(c: "Coordinator", deleted: frozenset) -> Result | None:
+    """Kafka's `maybeCleanupShareGroupState`: when topics are deleted from the cluster, each share
+    group of a partition led here whose record 15 names one of them writes record 15 without
+    them (initialising, initialised or deleting: the share coordinator drops their state itself)."""
+    records = []
+    for group in list(c.groups.values()) if deleted else ():
+        if group.type != GroupType.SHARE or c.partition_for(group.group_id) not in c.hosted_partitions:
+            continue
+        sm = group.state_metadata
+        if deleted.isdisjoint(sm.initializing.keys() | sm.initialized.keys() | sm.deleting.keys()):
+            continue
+        records.append(state_metadata_record(group.group_id, StatePartitionMetadata(
+            {t: v for t, v in sm.initializing.items() if t not in deleted},
+            {t: v for t, v in sm.initialized.items() if t not in deleted},
+            {t: n for t, n in sm.deleting.items() if t not in deleted})))
+    return Result(records=records) if records else None
 
 
 __all__ = ["InitTopic", "StatePartitionMetadata", "state_metadata_record", "state_metadata_tombstone",
            "state_metadata_from_value", "PERSISTER_KEY", "persister", "require_persister", "merge_topics",
-           "initialize_share_state", "forget_in_flight", "delete_share_state", "before_delete_group"]
+           "initialize_share_state", "forget_in_flight", "state_partitions", "delete_share_state", "delete_request", "delete_group_state",
+           "before_delete_group", "forget_deleted_topics"]
