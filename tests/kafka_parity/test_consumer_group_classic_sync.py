@@ -473,9 +473,9 @@ def test_last_consumer_protocol_member_leaving_consumer_group_by_admin_api(profi
         ("m1", None, CLIENT_ID, m1.client_host, 45_000, 5000, m1.classic_member_metadata.supported_protocols[0][1],
          assignment)]
     assert len(got) == 16
-    # the classic member has a heartbeat deadline, and a rebalance starts
+    # the classic member has a heartbeat deadline, and a rebalance starts (with its join deadline)
     assert timeout_of(c, classic_heartbeat_key(GID, "m1")) is not None
-    assert back.state == "PreparingRebalance"
+    assert back.state == "PreparingRebalance" and timeout_of(c, f"classic-join-{GID}") is not None
 
 
 def test_no_conversion_when_size_exceeds_classic_max_group_size(profile, mock_assignor):
@@ -535,3 +535,24 @@ def test_consumer_member_with_regex_replaced_by_classic_member_with_same_subscri
 def test_consumer_member_with_regex_replaced_by_classic_member_with_changed_subscription(profile, mock_assignor):
     clu = cluster(foo=6)
     _regex_member_replaced(profile, clu, [], "foo*", "foo", {clu.topic_id("foo"): [0, 1, 2]}, [])
+
+
+def test_classic_member_clearing_a_regex_bumps_the_epoch_with_fresh_metadata(profile, mock_assignor):
+    """Not a Kafka case of its own: the same-subscription case with the group's metadata fresh (Kafka's
+    test fixes it with setMetadataRefreshDeadline; here m2's steady heartbeat refreshes it) and bar still
+    subscribed by m2, so the group's topics do not change. The cleared regex alone bumps the epoch, as
+    a ConsumerGroupHeartbeat clearing its regex does (Kafka's testConsumerGroupMemberClearsRegex)."""
+    clu = cluster(foo=6, bar=1)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1 = member("m1", instance="instance-id", previous=10, rebalance_ms=5000, topics=["foo"], regex="bar*",
+                assigned={foo: [0, 1, 2], bar: [0]})
+    m2 = member("m2", previous=10, rebalance_ms=5000, topics=["foo", "bar"], assigned={foo: [3, 4, 5]})
+    records = group_records("fooup", 10, [m1, m2], {"m1": {foo: [0, 1, 2], bar: [0]}, "m2": {foo: [3, 4, 5]}},
+                            metadata_hash=group_hash(clu, "foo", "bar"),
+                            regexes={"bar*": ResolvedRegularExpression(frozenset({"bar"}), 0, 0)})
+    c = coordinator(profile, clu, records, **LOW_MIN_SESSION)
+    assert hb(c, "m2", 10).member_epoch == 10 and consumer_group(c, "fooup").group_epoch == 10   # metadata fresh
+    pos = c.position
+    j = cjoin(c, "", protocols(["foo"]), instance="instance-id", rebalance_ms=5000, group="fooup")
+    assert j.response.error_code == E.none and j.response.generation_id == 11
+    assert G.group_epoch_record("fooup", 11, group_hash(clu, "foo", "bar")) in written(c, pos)

@@ -87,8 +87,9 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     regex_result, follow_up = P.maybe_update_regexes(c, group, member, updated, records)
     change = P.GroupChange(group, updated, replaced)
     group_epoch = group.group_epoch
-    if changed or group.has_metadata_expired(c.now(), c.cluster.metadata_version):
-        group_epoch = P.update_subscription_metadata(c, change, changed, records)
+    bump = changed or regex_result == "resolved"  # as the heartbeat: a cleared regex bumps at once
+    if bump or group.has_metadata_expired(c.now(), c.cluster.metadata_version):
+        group_epoch = P.update_subscription_metadata(c, change, bump, records)
     settled = len(records)  # what a downgrade keeps when this join moved the group past its assignment
     if group_epoch > group.assignment_epoch:
         target = P.update_target_assignment(c, change, group_epoch, records).get(member_id, {})
