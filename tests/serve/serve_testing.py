@@ -63,3 +63,21 @@ def wait_until(predicate: Any, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.05)
+
+
+def written(server: Server, *kinds: str) -> list[Any]:
+    """The records of these types (class names, e.g. "OffsetCommit") in the coordinator's
+    `__consumer_offsets` log, in log order; read on the server's loop."""
+    def collect() -> list[Any]:
+        return [e.record for e in server.coordinator.log
+                if e.record is not None and (not kinds or type(e.record).__name__ in kinds)]
+    return server.call(collect)
+
+
+def last_commits(server: Server, group: str) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> offset of the group's last OffsetCommit record of each partition."""
+    out = {}
+    for r in written(server, "OffsetCommit"):
+        if r.key.group == group and r.value is not None:
+            out[(r.key.topic, r.key.partition)] = r.value.offset
+    return out
