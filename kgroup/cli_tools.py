@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -159,8 +160,23 @@ def _timeline(dump: _Dump, args: argparse.Namespace, out: TextIO) -> list[str]:
 
     if len(args.group or []) != 1:
         raise _usage("--timeline takes exactly one --group")
+    from kgroup.cli import _progress
+
     c = dump.at(args.at)
-    blocks = list(timeline(c, args.group[0]))
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        # one replay per record of the group: worth a bar on a long dump
+        nonlocal bar
+        if bar is None:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, unit="record", desc=f"timeline of {args.group[0]}", file=sys.stderr)
+        bar.update(done - bar.n)
+
+    blocks = list(timeline(c, args.group[0], progress=progress if _progress(args) else None))
+    if bar is not None:
+        bar.close()
     out.write(format_timeline(blocks, args.group[0]))
     return [] if blocks else [args.group[0]]
 

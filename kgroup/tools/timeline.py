@@ -28,6 +28,7 @@ class TimelineBlock:
     timestamp: int
     what: str
     text: str
+    last_offset: int
 
 
 def _group_type(c: Coordinator, group_id: str) -> str:
@@ -59,6 +60,8 @@ def describe_text(c: Coordinator, group_id: str, kind: str) -> str:
                  (cg.format_offsets, cg.collect_offsets(c, [group_id]))]
     text = []
     for i, (fmt, groups) in enumerate(parts):
+        if i and not any(g.rows for g in groups):
+            continue  # an empty members or offsets table says nothing the state line does not
         out, err = fmt(groups, verbose=True)
         text.append((err if i == 0 else "") + out)  # what Kafka says about the group: once
     return "".join(text).strip("\n") + "\n"
@@ -90,6 +93,26 @@ def _after(c: Coordinator, entries: list[Any]) -> Coordinator:
         return Coordinator.load(entries, cluster=c.cluster, config=c.config, profile=c.profile)
 
 
+def _moments(entries: list[Any], batch_starts: set[int]) -> list[list[Any]]:
+    """Runs of entries written in one batch (one append, as a heartbeat's member, epoch and
+    assignment records are): the group is described after each, never halfway through one."""
+    runs: list[list[Any]] = []
+    for e in entries:
+        last = runs[-1][-1] if runs else None
+        if last is not None and e.offset not in batch_starts and e.offset == last.offset + 1:
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+def _what(run: list[Any]) -> str:
+    names: dict[str, int] = {}
+    for e in run:
+        names[_record_name(e)] = names.get(_record_name(e), 0) + 1
+    return ", ".join(n if k == 1 else f"{n} x{k}" for n, k in names.items())
+
+
 def timeline(c: Coordinator, group_id: str, *, progress: Callable[[int, int], None] | None = None
              ) -> Iterator[TimelineBlock]:
     """The changes of `group_id`'s describe output over `c`'s log (a replayed dump's)."""
@@ -97,12 +120,18 @@ def timeline(c: Coordinator, group_id: str, *, progress: Callable[[int, int], No
     partition = c.partition_for(group_id)
     entries = [e for e in c.log.entries(partition) if _of_group(e, group_id, partition)]
     previous = None
-    for i, e in enumerate(entries):
+    done = 0
+    # a batch starts with its base offset: the first 8 bytes of the batch
+    starts = {int.from_bytes(b[:8], "big", signed=True) for b in c.log.batches(partition)}
+    for run in _moments(entries, starts):
+        done += len(run)
         if progress is not None:
-            progress(i, len(entries))
-        text = describe_text(_after(c, entries[:i + 1]), group_id, kind)
+            progress(done, len(entries))
+        text = describe_text(_after(c, entries[:done]), group_id, kind)
         if text != previous:
-            yield TimelineBlock(e.position, e.partition, e.offset, e.timestamp, _record_name(e), text)
+            first, last = run[0], run[-1]
+            yield TimelineBlock(first.position, first.partition, first.offset, first.timestamp, _what(run), text,
+                                last.offset)
             previous = text
 
 
@@ -112,6 +141,7 @@ def format_timeline(blocks: Iterator[TimelineBlock] | list[TimelineBlock], group
 
     out = []
     for b in blocks:
-        out.append(f"=== {format_ms(b.timestamp)}  {group_id}: {b.what} at offset {b.offset} on "
+        where = f"offset {b.offset}" if b.last_offset == b.offset else f"offsets {b.offset}-{b.last_offset}"
+        out.append(f"=== {format_ms(b.timestamp)}  {group_id}: {b.what} at {where} on "
                    f"__consumer_offsets-{b.partition}\n{b.text}\n")
     return "".join(out)
