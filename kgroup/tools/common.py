@@ -18,14 +18,10 @@ from kgroup.log.partitioner import java_string_hashcode
 from kgroup.records.records import CONSUMER_OFFSETS
 
 __all__ = ["MISSING", "kafka_line", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
-           "tp_hashmap_order", "cell", "coordinator_text", "GroupNotFound"]
+           "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line", "warn_line"]
 
 #: Kafka's MISSING_COLUMN_VALUE: what its tools print for a value they do not know.
 MISSING = "-"
-
-
-class GroupNotFound(LookupError):
-    """A group the asked-for tool does not know (Kafka prints "... does not exist.")."""
 
 
 def cell(value: Any) -> str:
