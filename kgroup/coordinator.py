@@ -642,7 +642,8 @@ def _delete_groups(c: Coordinator, req: Any, version: int) -> Result:
     own, then the share coordinator deletes them; a share group not empty, or whose state was not
     deleted, is answered with that error (first) and kept. The other groups, in the order of Kafka's
     `HashSet` of them, are validated and tombstoned in a second write."""
-    parts = [_DeletePartition(c, partition, ids) for partition, ids in by_partition(req.groups_names, c.partition_for)]
+    ids = dict.fromkeys(req.groups_names)  # KafkaApis asks for each id once
+    parts = [_DeletePartition(c, partition, part) for partition, part in by_partition(ids, c.partition_for)]
 
     def tombstones() -> Result:
         return Result(records=[r for part in parts for r in part.tombstones()])

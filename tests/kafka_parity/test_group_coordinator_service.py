@@ -479,6 +479,16 @@ def test_delete_groups(profile):
                                    ("~OffsetCommit", "group-id-1"), ("~GroupMetadata", "group-id-1")]
 
 
+def test_delete_groups_asks_for_each_id_once(profile):
+    # beyond the Kafka file: KafkaApis drops repeated ids (`distinct`) before asking the service
+    c = coord(profile)
+    commit(c, "group-id-1", {(TOPIC, 0): 5})
+    before = c.position
+    r = c.handle(request("DeleteGroups", 2, groups_names=["group-id-1", "group-id-1"]))
+    assert [(x.group_id, x.error_code) for x in r.results] == [("group-id-1", E.none)]
+    assert _records(c, before) == [("~OffsetCommit", "group-id-1"), ("~GroupMetadata", "group-id-1")]
+
+
 def _empty_share_group(c: Coordinator, group_id: str) -> None:
     """A share group whose share-partitions were initialised, and whose member left."""
     c.handle(request("ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "group_id": group_id}))
@@ -587,6 +597,20 @@ def _share_group_with_a_member(profile: str) -> Coordinator:
     c = coord(profile)
     c.handle(request("ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "group_id": "share-group-id"}))
     return c
+
+
+INVALID_GROUP_ID_MESSAGE = "The configured groupId is invalid."
+
+
+def test_delete_share_group_offsets_invalid_group_id(profile):
+    r = send(coord(profile), "DeleteShareGroupOffsets", 0, group_id="", topics=[{"topic_name": TOPIC}])
+    assert (r.error_code, r.error_message, list(r.responses)) == (E.invalid_group_id, INVALID_GROUP_ID_MESSAGE, [])
+
+
+def test_alter_share_group_offsets_invalid_group_id(profile):
+    r = send(coord(profile), "AlterShareGroupOffsets", 0, group_id="",
+             topics=[{"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}])
+    assert (r.error_code, r.error_message, list(r.responses)) == (E.invalid_group_id, INVALID_GROUP_ID_MESSAGE, [])
 
 
 def test_delete_share_group_offsets_request_returns_group_not_empty(profile):

@@ -426,8 +426,13 @@ def test_delete_group_keeps_the_group_when_the_share_coordinator_fails():
     join(c, M1)
     hb(c, M1, -1)
     c.soft_state["share.persister"].fail_with = E.coordinator_load_in_progress
+    before = c.position
     r = c.handle(request("DeleteGroups", 2, groups_names=["g"])).results[0]
     assert r.error_code == E.coordinator_load_in_progress and "g" in c.groups
+    # as Kafka: record 15 marked the share-partitions deleting first, in a write of its own, and stays
+    assert written(c, before) == ["ShareGroupStatePartitionMetadata"]
+    sm = c.groups["g"].state_metadata
+    assert (sm.initialized, sm.deleting) == ({}, {c.cluster.topic_id("orders"): "orders"})
 
 
 def test_share_group_metrics_by_state():
