@@ -42,7 +42,9 @@ BROKER_APIS: dict[int, tuple[str, int]] = {
     18: ("api_versions", 0),
     19: ("create_topics", 2),
     20: ("delete_topics", 1),
+    21: ("delete_records", 0),
     22: ("init_producer_id", 0),
+    37: ("create_partitions", 0),
     60: ("describe_cluster", 0),
 }
 
@@ -210,6 +212,39 @@ class Broker:
             self.cluster.delete_topic(name)
             results.append({"name": name, "topic_id": topic_id, "error_code": ErrorCode.none, "error_message": None})
         return {"throttle_time": 0, "responses": results}
+
+    # -- CreatePartitions (37) / DeleteRecords (21) --------------------------------------
+    def create_partitions(self, req: Any, version: int) -> dict:
+        results = []
+        for t in req.topics:
+            code, message = ErrorCode.none, None
+            if t.name not in self.cluster:
+                code, message = ErrorCode.unknown_topic_or_partition, "This server does not host this topic-partition."
+            elif t.count <= self.cluster.partitions(t.name):
+                code, message = (ErrorCode.invalid_partitions, f"Topic currently has {self.cluster.partitions(t.name)} "
+                                 f"partitions, which is higher than the requested {t.count}.")
+            elif t.assignments is not None and any(list(a.broker_ids) != [NODE_ID] for a in t.assignments):
+                code, message = ErrorCode.invalid_replica_assignment, f"only broker {NODE_ID} exists"
+            elif not req.validate_only:
+                self.cluster.increase_partitions(t.name, t.count)
+            results.append({"name": t.name, "error_code": code, "error_message": message})
+        return {"throttle_time": 0, "results": results}
+
+    def delete_records(self, req: Any, version: int) -> dict:
+        topics = []
+        for t in req.topics:
+            parts = []
+            for p in t.partitions:
+                row = {"partition_index": p.partition_index, "low_watermark": -1,
+                       "error_code": self._partition(t.name, p.partition_index)}
+                if row["error_code"] == ErrorCode.none:
+                    try:
+                        row["low_watermark"] = self.cluster.delete_records(t.name, p.partition_index, p.offset)
+                    except ValueError:  # beyond the high watermark
+                        row["error_code"] = ErrorCode.offset_out_of_range
+                parts.append(row)
+            topics.append({"name": t.name, "partitions": parts})
+        return {"throttle_time": 0, "topics": topics}
 
     # -- InitProducerId (22) -------------------------------------------------------------
     def init_producer_id(self, req: Any, version: int) -> dict:

@@ -239,3 +239,20 @@ def test_join_and_sync_wait_for_the_rebalance_without_blocking_others(server):
     wait_until(lambda: server.call(lambda: len(server.coordinator.log)) >= 2, 5, "the group's records")
     member.close()
     other.close()
+
+
+def test_create_partitions_and_delete_records(server, wire):
+    r = wire.call("CreatePartitions", 3, timeout=5000, validate_only=False, topics=[
+        {"name": "audit", "count": 4, "assignments": None}, {"name": "orders", "count": 2, "assignments": None},
+        {"name": "gone", "count": 2, "assignments": None}])
+    assert [x.error_code for x in r.results] == [ErrorCode.none, ErrorCode.invalid_partitions,
+                                                 ErrorCode.unknown_topic_or_partition]
+    assert server.call(lambda: server.coordinator.cluster.partitions("audit")) == 4
+    produce(wire, "audit", 3, batch(b"a", b"b", b"c"))
+    r = wire.call("DeleteRecords", 2, timeout=5000, topics=[{"name": "audit", "partitions": [
+        {"partition_index": 3, "offset": 2}, {"partition_index": 0, "offset": 5}]}])
+    assert [(p.error_code, p.low_watermark) for p in r.topics[0].partitions] == \
+        [(ErrorCode.none, 2), (ErrorCode.offset_out_of_range, -1)]
+    r = wire.call("ListOffsets", 9, replica_id=-1, isolation_level=0, topics=[
+        {"name": "audit", "partitions": [{"partition_index": 3, "current_leader_epoch": -1, "timestamp": -2}]}])
+    assert r.topics[0].partitions[0].offset == 2
