@@ -321,6 +321,26 @@ def test_metadata_change_bumps_the_epoch_and_initializes_new_partitions():
     assert_reload_equal(c)
 
 
+@pytest.mark.parametrize("profile", ["kip", "kafka"])
+def test_a_deleted_topic_leaves_record_15_before_the_next_request(profile):
+    # Kafka's onMetadataUpdate -> maybeCleanupShareGroupState: the coordinator hears of the deletion
+    # before it serves the next request, so record 15 forgets the topic first; the heartbeat that
+    # follows sees the new metadata (bump, no partitions of the topic)
+    c = coord(profile)
+    join(c, M1, "orders", "payments")
+    r = hb(c, M1, FIRST)
+    payments = c.cluster.topic_id("payments")
+    assert payments in c.groups["g"].state_metadata.partitions()
+    epoch, before = r.member_epoch, c.position
+    c.cluster.delete_topic("payments")
+    r = hb(c, M1, epoch)
+    assert written(c, before)[0] == "ShareGroupStatePartitionMetadata"
+    assert c.log.entry_at(before).record.value.initialized_topics[0].topic_name == "orders"
+    assert payments not in c.groups["g"].state_metadata.partitions()
+    assert (r.member_epoch, parts(c, r)) == (epoch + 1, [0, 1, 2])
+    assert_reload_equal(c)
+
+
 def test_unchanged_rack_and_client_do_not_write():
     c = coord("kip")
     join(c, M1)
