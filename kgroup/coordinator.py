@@ -39,7 +39,7 @@ from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
 from kgroup.gcpause import gc_paused
 import kgroup.group_configs  # noqa: F401  (registers IncrementalAlterConfigs/DescribeConfigs)
 from kgroup.groups import Group, load_group_types
-from kgroup.javaorder import by_partition, hashset_capacity, java_hash_order
+from kgroup.javaorder import by_partition, java_hash_order, java_string_set_order
 from kgroup.log import Compression, OffsetsLog, partition_for
 from kgroup.log.partitioner import java_string_hashcode
 from kgroup.log.batch import ControlType
@@ -668,7 +668,7 @@ class _DeletePartition:
             return
         for group_id in group_ids:
             prepare = getattr(c.groups.get(group_id), "prepare_delete", None)
-            if prepare is None or group_id in self.share_errors or group_id in self.pending:
+            if prepare is None:
                 continue
             try:
                 c.groups[group_id].validate_delete_group()
@@ -686,8 +686,7 @@ class _DeletePartition:
             self.share_errors[group_id] = delete()
         failed = {g for g, code in self.share_errors.items() if code != ErrorCode.none}
         records: list[Any] = []
-        for group_id in java_hash_order(dict.fromkeys(self.group_ids), java_string_hashcode,
-                                        hashset_capacity(len(self.group_ids))):
+        for group_id in java_string_set_order(self.group_ids):
             if group_id in failed:
                 continue
             try:
