@@ -7,8 +7,10 @@ that unmodified Kafka clients (librdkafka, kafka-python, aiokafka) run their gro
     server.bootstrap        # "127.0.0.1:PORT" for bootstrap.servers
     server.stop()
 
-Modules: `framing` (frames, headers, kio codecs), `broker` (the broker APIs over the simulated
-cluster), `server` (the loop owning the coordinator, connections, routing), `cli` (`kgroup serve`).
+Modules: `framing` (frames, headers, kio codecs), `guard` (size checks before kio's reader),
+`broker` (the broker APIs over the simulated cluster), `server` (the loop owning the
+coordinator, connections, routing), `recording` (exchanges kept, pause and step), `cli`
+(`kgroup serve`).
 Nothing in kgroup imports this package except the command line, lazily.
 """
 from kgroup.serve.server import Server

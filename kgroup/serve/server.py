@@ -12,6 +12,10 @@ only, never the loop.
     ...
     server.call(lambda: len(server.coordinator.log))   # look at the state on the loop's thread
     server.stop()
+
+Notebooks step through it: `Server(..., record=True).exchanges()` lists every exchange with
+the coordinator beside the records it wrote; `pause()` holds coordinator requests and stops
+the coordinator's clock, `step(n)` lets the next n through, `resume()` carries on.
 """
 from __future__ import annotations
 
@@ -25,12 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup.errors import ErrorCode
-from kgroup.protocol import build, response_class, supported_versions
+from kgroup.protocol import api_name, build, response_class, supported_versions
 from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
 from kgroup.serve.broker import BROKER_APIS, Broker
 from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, decode_request, encode_response, frame_size,
                                   peek_header, request_class)
+from kgroup.serve.recording import Exchange, Gate, Recorder
 
 log = logging.getLogger("kgroup.serve")
 
@@ -59,11 +64,12 @@ class Server:
     `start()` binds (port 0: any free port) and serves on a background thread; `stop()`
     closes every connection and joins it. A real clock drives the coordinator's timers
     (session timeouts, rebalance delays, offsets expiration) from the moment it starts.
-    `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable)."""
+    `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable).
+    `record`: keep every exchange with the coordinator (True: all, a number: the latest ones)."""
 
     def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
                  auto_create_topics: bool = False, tick_ms: int = 100,
-                 max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+                 max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False) -> None:
         self.coordinator = coordinator
         self.host, self.port = host, port
         self.tick_ms = tick_ms
@@ -77,6 +83,11 @@ class Server:
         self._error: BaseException | None = None
         self._stopping: asyncio.Future | None = None
         self._connections: set[asyncio.Task] = set()
+        self._recorder = (Recorder(coordinator, None if record is True else int(record))
+                          if record is not False else None)
+        self._gate = Gate()
+        #: wall-clock time minus the coordinator's, while not paused
+        self._offset_ms = 0
 
     @property
     def bootstrap(self) -> str:
@@ -131,6 +142,33 @@ class Server:
         self._loop.call_soon_threadsafe(run)
         return done.result(timeout)
 
+    # -- notebooks: recording and stepping ---------------------------------------------------
+    def exchanges(self) -> list[Exchange]:
+        """The recorded exchanges, oldest first (needs `record=`)."""
+        if self._recorder is None:
+            raise RuntimeError("this server does not record: Server(..., record=True)")
+        return self.call(lambda: list(self._recorder.exchanges))
+
+    def pause(self) -> None:
+        """Hold every coordinator request (broker APIs still flow) and stop the coordinator's
+        clock, so that no session times out while a notebook looks."""
+        self.call(lambda: setattr(self._gate, "paused", True))
+
+    def step(self, n: int = 1) -> None:
+        """While paused: let the next `n` held (or coming) coordinator requests through."""
+        self.call(self._gate.step, n)
+
+    def held(self) -> list[str]:
+        """While paused: the coordinator requests waiting, as "client id: API"."""
+        return self.call(self._gate.held)
+
+    def resume(self) -> None:
+        """Serve everything again; the clock goes on from where it stood."""
+        def resume() -> None:
+            self._offset_ms = _wall_ms() - self.coordinator.now()
+            self._gate.open()
+        self.call(resume)
+
     def _request_stop(self) -> None:
         if self._stopping is not None and not self._stopping.done():
             self._stopping.set_result(None)
@@ -170,14 +208,21 @@ class Server:
         # Jump to the wall clock without firing every timer on the way (a coordinator built
         # with the default deterministic start is years behind); overdue timers fire once, at
         # the first tick, as they would after a long pause.
-        now = int(time.time() * 1000)
+        now = _wall_ms()
         if now > self.coordinator.now():
             self.coordinator.clock.set(now)
+        # a coordinator ahead of the wall clock (a log from the future) goes on from its time
+        self._offset_ms = now - self.coordinator.now()
 
     def _sync_clock(self) -> None:
-        behind = int(time.time() * 1000) - self.coordinator.now()
+        if self._gate.paused:
+            return
+        behind = _wall_ms() - self._offset_ms - self.coordinator.now()
         if behind > 0:
+            mark = self._recorder.mark() if self._recorder is not None else None
             self.coordinator.advance(behind)
+            if mark is not None:
+                self._recorder.add(mark, api_key=None, api_version=None)
 
     async def _tick(self) -> None:
         """Fire the coordinator's timers when due (and at least every `tick_ms`)."""
@@ -234,8 +279,10 @@ class Server:
             raise FrameError(f"unsupported request: api key {api_key} version {version}")
         request = decode_request(frame, cls)
         try:
+            if api_key not in BROKER_APIS:
+                await self._gate.through(f"{request.client_id}: {api_name(api_key)}")
             self._sync_clock()
-            answer = self._route(api_key, request.body, version, request.client_id, client_host)
+            answer = self._route(api_key, request, client_host)
             if inspect.isawaitable(answer):
                 answer = await answer
         except Exception:
@@ -247,20 +294,33 @@ class Server:
             answer = build(response_class(api_key, version), answer)
         return encode_response(correlation_id, answer)
 
-    def _route(self, api_key: int, body: Any, version: int, client_id: str | None, client_host: str) -> Any:
+    def _route(self, api_key: int, request: Any, client_host: str) -> Any:
         broker_api = BROKER_APIS.get(api_key)
         if broker_api is not None:
-            return getattr(self.broker, broker_api[0])(body, version)
-        answer = self.coordinator.handle(body, client_id=client_id or "", client_host=client_host)
+            return getattr(self.broker, broker_api[0])(request.body, request.api_version)
+        mark = self._recorder.mark() if self._recorder is not None else None
+        answer = self.coordinator.handle(request.body, client_id=request.client_id or "", client_host=client_host)
+        exchange = None
+        if mark is not None:
+            exchange = self._recorder.add(mark, api_key=api_key, api_version=request.api_version,
+                                          client_id=request.client_id, client_host=client_host,
+                                          request=request.body,
+                                          response=None if isinstance(answer, PendingResponse) else answer)
         if isinstance(answer, PendingResponse):
-            return self._pending(answer)
+            return self._pending(answer, exchange)
         return answer
 
-    async def _pending(self, pending: PendingResponse) -> Any:
+    async def _pending(self, pending: PendingResponse, exchange: Exchange | None) -> Any:
         """Wait for a JoinGroup/SyncGroup answer without holding the loop: other members'
         requests and the clock complete it."""
         if not pending.done:
             arrived = asyncio.get_running_loop().create_future()
             pending.add_done_callback(lambda _: arrived.done() or arrived.set_result(None))
             await arrived
+        if exchange is not None:
+            exchange.response = pending.response
         return pending.response
+
+
+def _wall_ms() -> int:
+    return int(time.time() * 1000)

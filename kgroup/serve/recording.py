@@ -1,0 +1,116 @@
+"""What `kgroup serve` keeps for notebooks: every exchange with the coordinator beside the
+records it wrote, and a gate that holds coordinator requests so they can be stepped.
+
+Both live on the server's loop; `Server.exchanges()`, `pause()`, `step()` and `resume()` are
+the thread-safe doors to them.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgroup.protocol import api_name
+
+
+@dataclass
+class Exchange:
+    """One request served by the coordinator (or one round of its timers: `api_key` None),
+    its answer, and the log entries written meanwhile, by topic."""
+
+    seq: int
+    #: the coordinator's time when it was served
+    at_ms: int
+    api_key: int | None
+    api_version: int | None
+    client_id: str | None = None
+    client_host: str | None = None
+    request: Any = None
+    #: the kio response; None while a JoinGroup/SyncGroup waits, and for timers
+    response: Any = None
+    #: topic (`__consumer_offsets`, `__share_group_state`) -> the entries written
+    written: dict[str, list[Any]] = field(default_factory=dict)
+
+    @property
+    def api(self) -> str:
+        return "timers" if self.api_key is None else api_name(self.api_key)
+
+    @property
+    def records(self) -> list[Any]:
+        """The `__consumer_offsets` records written (tombstones included), in log order."""
+        return [e.record for e in self.written.get("__consumer_offsets", ()) if e.record is not None]
+
+    def __repr__(self) -> str:
+        n = sum(len(v) for v in self.written.values())
+        who = f" from {self.client_id}" if self.client_id is not None else ""
+        return f"<#{self.seq} {self.api}{'' if self.api_version is None else f' v{self.api_version}'}{who}: {n} entries>"
+
+
+class Recorder:
+    """The exchanges of one server, oldest first (at most `limit`, when given)."""
+
+    def __init__(self, coordinator: Any, limit: int | None = None) -> None:
+        self.coordinator = coordinator
+        self.exchanges: deque[Exchange] = deque(maxlen=limit)
+        self._seq = 0
+
+    def _logs(self) -> dict[str, Any]:
+        return {self.coordinator.log.topic: self.coordinator.log, **self.coordinator.logs}
+
+    def mark(self) -> dict[str, int]:
+        """Where every log ends now."""
+        return {topic: len(log) for topic, log in self._logs().items()}
+
+    def add(self, mark: dict[str, int], **fields: Any) -> Exchange | None:
+        """An exchange holding what the logs gained since `mark`; timers writing nothing are
+        not kept."""
+        written = {}
+        for topic, log in self._logs().items():
+            start = mark.get(topic, 0)
+            if len(log) > start:
+                written[topic] = [log.entry_at(i) for i in range(start, len(log))]
+        if fields.get("api_key") is None and not written:
+            return None
+        self._seq += 1
+        exchange = Exchange(self._seq, self.coordinator.now(), written=written, **fields)
+        self.exchanges.append(exchange)
+        return exchange
+
+
+class Gate:
+    """Holds coordinator requests while paused; `step(n)` lets the next `n` through."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self._passes = 0
+        self._held: deque[tuple[asyncio.Future, str]] = deque()
+
+    async def through(self, what: str) -> None:
+        if not self.paused:
+            return
+        if self._passes:
+            self._passes -= 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._held.append((turn, what))
+        await turn
+
+    def held(self) -> list[str]:
+        return [what for turn, what in self._held if not turn.done()]
+
+    def step(self, n: int) -> None:
+        for _ in range(n):
+            while self._held and self._held[0][0].done():  # its connection went away
+                self._held.popleft()
+            if self._held:
+                self._held.popleft()[0].set_result(None)
+            else:
+                self._passes += 1  # for the next request to come
+
+    def open(self) -> None:
+        self.paused, self._passes = False, 0
+        while self._held:
+            turn, _ = self._held.popleft()
+            if not turn.done():
+                turn.set_result(None)
