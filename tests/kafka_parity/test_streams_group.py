@@ -825,6 +825,30 @@ def test_streams_group_heartbeat_with_empty_classic_group(profile):
                                      metadata=(2, 0, -1, DEFAULT_ASSIGNMENT_CONFIGS))
 
 
+@both
+def test_classic_group_join_with_empty_streams_group(profile):
+    # Both profiles: an empty group has nobody to migrate (Kafka's maybeDeleteEmptyStreamsGroup).
+    from kgroup import records as R
+    from tests.kgroup_testing import join
+    c = load_streams_group(streams_group_records("streams-group-id", 10), cluster(), profile=profile)
+    before = c.position
+    r = join(c, "streams-group-id")
+    assert r.done and r.response.error_code == E.member_id_required and r.response.member_id
+    written = records_since(c, before)
+    assert written[:3] == [
+        R.StreamsGroupTargetAssignmentMetadata.tombstone(R.StreamsGroupTargetAssignmentMetadataKey(
+            group_id="streams-group-id")),
+        R.StreamsGroupMetadata.tombstone(R.StreamsGroupMetadataKey(group_id="streams-group-id")),
+        R_topology_tombstone("streams-group-id")]
+    assert [type(rec).__name__ for rec in written[3:]] == ["GroupMetadata"]   # the new classic group
+    assert str(c.groups["streams-group-id"].type) == "classic"
+    # The member joins the classic group with the id it was given; a reload sees the same group.
+    j = join(c, "streams-group-id", r.response.member_id)
+    c.advance(3000)   # group.initial.rebalance.delay.ms
+    assert (j.response.error_code, j.response.generation_id) == (E.none, 1)
+    assert str(Coordinator.load(c.log, profile=profile).groups["streams-group-id"].type) == "classic"
+
+
 def test_classic_group_join_with_non_empty_streams_group():
     # kafka: under kip classic members join a Streams group (kip-vs-kafka.md, online migration row).
     from tests.kgroup_testing import join

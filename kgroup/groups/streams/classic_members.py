@@ -7,7 +7,8 @@ protocol); SyncGroup returns the member's current tasks as an AssignmentInfo (wa
 standbys again); Heartbeat answers REBALANCE_IN_PROGRESS while the member has to rejoin. One
 classic member holding warm-up tasks is asked for a probing rebalance
 (AssignmentInfo.nextRebalanceMs), so its next JoinGroup reports how far the warm-ups got.
-Under profile `kafka` these refuse, as Kafka does.
+Under profile `kafka` these refuse, as Kafka does. A JoinGroup to an *empty* Streams group
+replaces it with a classic group under both profiles (Kafka's `maybeDeleteEmptyStreamsGroup`).
 
 The classic handlers find these hooks on `StreamsGroup` (set in the package's `__init__`).
 This module sits above the heartbeat (`protocol`) and uses its member steps.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup.assignors.streams.api import TaskSets
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups import classic_bridge as bridge
+from kgroup.groups.classic import protocol as CP
 from kgroup.groups.classic_bridge import ClassicMemberMetadata, join_error
 from kgroup.groups.modern import MemberState, client_member_id
 from kgroup.protocol import get, ms
@@ -63,6 +65,8 @@ def _supports(group: StreamsGroup, protocols: list[tuple[str, bytes]]) -> bool:
 
 def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
     """A classic Kafka Streams member's JoinGroup, served as a heartbeat (KIP-1071)."""
+    if not group.members:
+        return _replace_empty_group(group, c, req, version, future)
     if not migration_enabled(c):
         # Kafka: a classic member cannot join a Streams group (nothing is written).
         future.complete(join_error("", ErrorCode.inconsistent_group_protocol))
@@ -125,6 +129,20 @@ def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
     return Result(None, records, then=step.follow_ups)
 
 
+
+
+def _replace_empty_group(group: StreamsGroup, c: "Coordinator", req: Any, version: int,
+                        future: PendingResponse) -> Result:
+    """A JoinGroup to an empty Streams group replaces it with a classic group (Kafka's
+    `classicGroupJoin` -> `maybeDeleteEmptyStreamsGroup`; there is nobody to migrate, so under
+    both profiles): the group's tombstones first, then the join as a new classic group answers it."""
+    group.before_delete(c)   # its initial-rebalance-delay timer goes with it
+
+    def join_as_classic() -> Result:
+        joined = CP.join_group(c, req, version)
+        joined.response.add_done_callback(lambda answer: future.complete(answer.data))
+        return Result(None, joined.records, replay=joined.replay, then=joined.then)
+    return Result(None, group.tombstones(), then=[join_as_classic])
 
 
 def _waited_for_tasks_free(group: StreamsGroup, member: StreamsGroupMember) -> bool:
