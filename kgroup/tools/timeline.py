@@ -8,12 +8,14 @@ describe does not show) prints nothing. Log end offsets and lag are the dump's f
 """
 from __future__ import annotations
 
+import bisect
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from kgroup.coordinator import Coordinator
+from kgroup.log import OffsetsLog
 
 __all__ = ["TimelineBlock", "timeline", "describe_text", "format_timeline"]
 
@@ -85,12 +87,16 @@ def _of_group(e: Any, group_id: str, partition: int) -> bool:
     return (getattr(key, "group", None) or getattr(key, "group_id", None)) == group_id
 
 
-def _after(c: Coordinator, entries: list[Any]) -> Coordinator:
-    """A coordinator loaded from the group's partition up to a moment. (`Coordinator.as_of`
-    snapshots cannot answer the describe requests the tools send.)"""
+def _after(c: Coordinator, batches: list[bytes], partition: int) -> Coordinator:
+    """A coordinator loaded from the group's partition up to a moment: its batches as written
+    (transactional flags and markers kept, so pending and aborted offsets stay invisible).
+    (`Coordinator.as_of` snapshots cannot answer the describe requests the tools send.)"""
+    log = OffsetsLog(c.log.num_partitions, topic=c.log.topic)
+    for data in batches:
+        log.append_batch_bytes(partition, data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the full replay already warned about what it skipped
-        return Coordinator.load(entries, cluster=c.cluster, config=c.config, profile=c.profile)
+        return Coordinator.load(log, copy_log=False, cluster=c.cluster, config=c.config, profile=c.profile)
 
 
 def _moments(entries: list[Any], batch_starts: set[int]) -> list[list[Any]]:
@@ -121,13 +127,15 @@ def timeline(c: Coordinator, group_id: str, *, progress: Callable[[int, int], No
     entries = [e for e in c.log.entries(partition) if _of_group(e, group_id, partition)]
     previous = None
     done = 0
+    batches = c.log.batches(partition)
     # a batch starts with its base offset: the first 8 bytes of the batch
-    starts = {int.from_bytes(b[:8], "big", signed=True) for b in c.log.batches(partition)}
-    for run in _moments(entries, starts):
+    bases = [int.from_bytes(b[:8], "big", signed=True) for b in batches]
+    for run in _moments(entries, set(bases)):
         done += len(run)
         if progress is not None:
             progress(done, len(entries))
-        text = describe_text(_after(c, entries[:done]), group_id, kind)
+        upto = bisect.bisect_right(bases, run[-1].offset)
+        text = describe_text(_after(c, batches[:upto], partition), group_id, kind)
         if text != previous:
             first, last = run[0], run[-1]
             yield TimelineBlock(first.position, first.partition, first.offset, first.timestamp, _what(run), text,

@@ -145,3 +145,18 @@ def test_timeline_one_block_per_change(capsys):
     # no two consecutive blocks describe the group alike
     bodies = ["\n".join(b.splitlines()[1:]) for b in blocks]
     assert all(a != b for a, b in zip(bodies, bodies[1:]))
+
+
+def test_timeline_keeps_transactions_as_the_coordinator_does(capsys):
+    # transactions sample: 1000's offsets become visible at its COMMIT marker, 1001's ABORTed one
+    # and 1002's open one never do
+    code, out, _ = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "transactions"), "--timeline", "--group",
+                       "payments-app")
+    heads = [b.splitlines()[0] for b in out.split("=== ")[1:]]
+    assert [h.split(": ", 1)[1] for h in heads] == [
+        "OffsetCommit x2 at offsets 0-1 on __consumer_offsets-7",
+        "OffsetCommit at offset 4 on __consumer_offsets-7",
+        "transaction marker COMMIT (producer 1000) at offset 5 on __consumer_offsets-7"]
+    last = out.split("=== ")[-1]
+    assert [r.split()[2:5] for r in last.splitlines() if r.startswith("payments-app    payments")] == [
+        ["0", "0", "20"], ["1", "0", "25"]]
