@@ -103,10 +103,17 @@ class _Dump:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             c = replay(self.entries, **kw)
-        for w in caught:  # once per message, however often it is replayed
-            if str(w.message) not in self.warned:
-                self.warned.add(str(w.message))
-                self.err.write(f"kgroup: warning: {w.message}\n")
+        messages = [str(w.message) for w in caught]
+        if c.replay_stats.cluster_metadata is None and any(type(g).__name__ in ("ConsumerGroup", "ShareGroup")
+                                                           for g in c.groups.values()):
+            # as Kafka's describe leaves out a topic id its metadata does not know
+            messages.append("the dump holds no cluster metadata: KIP-848 and share groups name topics by id, so "
+                            "their members' partitions are not shown; add the broker's metadata log (its log dir, "
+                            "or --metadata <log dir>/__cluster_metadata-0)")
+        for m in messages:  # once per message, however often the dump is replayed
+            if m not in self.warned:
+                self.warned.add(m)
+                self.err.write(f"kgroup: warning: {m}\n")
         return c
 
 

@@ -178,3 +178,13 @@ def test_live_coordinator_views_as_dataframes():
     state = describe(c, ["app"], view="state")
     assert state.iloc[0]["ASSIGNMENT-STRATEGY"] == "uniform" and state.iloc[0]["#MEMBERS"] == 2
     assert list(list_groups(c)["TYPE"]) == ["Consumer"]
+
+
+def test_a_dump_without_metadata_says_why_kip848_partitions_are_missing(capsys):
+    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-upgrade"), "--describe",
+                         "--group", "shipping", "--members")
+    assert code == 0
+    assert "holds no cluster metadata: KIP-848 and share groups name topics by id" in err
+    assert [r.split()[-1] for r in out.strip().splitlines()[1:]] == ["0", "0", "0"]
+    code, _, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--list")
+    assert "warning" not in err
