@@ -73,7 +73,8 @@ def streams_group_records(group_id: str, group_epoch: int, *, members: Iterable[
                           targets: Mapping[str, TaskSets] | None = None, target_epoch: int | None = None,
                           topology: Topology | None = None, metadata_hash: int = 0,
                           validated_topology_epoch: int = -1,
-                          assignment_configs: Mapping[str, str] | None = None) -> list:
+                          assignment_configs: Mapping[str, str] | None = None,
+                          assignment_timestamp: int = 0) -> list:
     """The records Kafka's `StreamsGroupBuilder(groupId, groupEpoch)...build()` replays: members,
     topology, group metadata, target assignment and its epoch, current assignments."""
     members = list(members)
@@ -83,7 +84,8 @@ def streams_group_records(group_id: str, group_epoch: int, *, members: Iterable[
     records.append(G.group_epoch_record(group_id, group_epoch, metadata_hash, validated_topology_epoch,
                                         dict(assignment_configs or {})))
     records += [G.target_member_record(group_id, mid, tasks) for mid, tasks in (targets or {}).items()]
-    records.append(G.target_epoch_record(group_id, group_epoch if target_epoch is None else target_epoch))
+    records.append(G.target_epoch_record(group_id, group_epoch if target_epoch is None else target_epoch,
+                                         assignment_timestamp))
     records += [G.current_assignment_record(group_id, m) for m in members]
     return records
 

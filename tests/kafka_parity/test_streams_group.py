@@ -25,7 +25,7 @@ from kgroup.groups.streams import group as G
 from kgroup.groups.streams.protocol import initial_delay_key
 from kgroup.groups.streams.topology import CopartitionGroup
 from kgroup.offsets import offset_commit_record
-from kgroup.protocol import request, to_data
+from kgroup.protocol import ms, request, to_data
 
 E = ErrorCode
 GROUP = "fooup"
@@ -167,6 +167,36 @@ def described(gid: str, state: str, epoch: int, assignment_epoch: int, topology:
     return {"error_code": 0, "error_message": None, "group_id": gid, "group_state": state, "group_epoch": epoch,
             "assignment_epoch": assignment_epoch, "topology": topology, "members": list(members),
             "authorized_operations": -2147483648}
+
+
+@both
+def test_update_streams_group_size_counter(profile):
+    # Kafka's setStreamsGroupGauges is kgroup's streams-group-count metric, per state.
+    def member(mid, epoch=1):
+        return kafka_member(mid, member_epoch=epoch)
+
+    def counts(c):
+        from kgroup.metrics import PREFIX
+        prefix = f"{PREFIX},name=streams-group-count,state="
+        return {k[len(prefix):]: v for k, v in c.metrics().items() if k.startswith(prefix) and v}
+
+    topology = Topology(1, ())
+    records = (streams_group_records("group-0", 10)                                            # empty
+               + streams_group_records("group-1", 10, members=[member("m0", 10)], topology=topology,
+                                       validated_topology_epoch=1)                             # stable
+               + streams_group_records("group-2", 10, members=[member("m1", 9)], target_epoch=9,
+                                       topology=topology, validated_topology_epoch=1)          # assigning
+               + streams_group_records("group-3", 10, members=[member("m2", 9)], topology=topology,
+                                       validated_topology_epoch=1)                             # reconciling
+               + streams_group_records("group-4", 10, members=[member("m3")], topology=topology))  # not ready
+    c = load_streams_group(records, cluster(), profile=profile)
+    assert counts(c) == {"empty": 1, "assigning": 1, "reconciling": 1, "not_ready": 1, "stable": 1}
+    # group-1's member goes (its records deleted), group-3's member reaches the target epoch
+    c = load_streams_group(records + [G.current_assignment_tombstone("group-1", "m0"),
+                                      G.member_tombstone("group-1", "m0"),
+                                      G.current_assignment_record("group-3", member("m2", 10))],
+                           cluster(), profile=profile)
+    assert counts(c) == {"empty": 2, "assigning": 1, "not_ready": 1, "stable": 1}
 
 
 @both
@@ -885,6 +915,27 @@ def test_streams_group_dynamic_configs(profile):
     assert r.member_epoch == LEAVE_GROUP_MEMBER_EPOCH and "m" not in c.groups[GROUP].members
 
 
+@both
+def test_streams_group_evaluated_configs(profile):
+    from kgroup.groups.streams.protocol import session_key
+    c = new_coordinator(profile, {"foo": 6}, NO_DELAY)
+    assignor = c.soft_state[TASK_ASSIGNOR_OVERRIDE] = RecordingAssignor({"m": active(s1=[0, 1, 2])})
+    r = streams_join(c, GROUP, "m", FOO, rebalance_timeout=10_000)
+    assert (r.member_epoch, ms(r.heartbeat_interval), ms(r.task_offset_interval), assignor.num_standby_replicas) \
+        == (2, 5000, 60_000, 0)
+    assert c.timers.pending()[session_key(GROUP, "m")] - c.now() == 45_000
+    c.advance(5000)
+    # Overrides outside the coordinator's bounds, stored as Kafka's updateGroupConfig stores them
+    # (kgroup's IncrementalAlterConfigs refuses them; the bounds may also have moved since).
+    c.cluster.group_configs[GROUP] = {"streams.session.timeout.ms": 70_000, "streams.heartbeat.interval.ms": 1,
+                                      "streams.num.standby.replicas": 100, "streams.task.offset.interval.ms": 100}
+    r = streams_heartbeat(c, GROUP, "m", r.member_epoch, rack_id="bla")
+    # each evaluated to the bound it crossed: max session 60 s, min interval 5 s, max 2 standbys,
+    # min task offset interval 15 s
+    assert (ms(r.heartbeat_interval), ms(r.task_offset_interval), assignor.num_standby_replicas) == (5000, 15_000, 2)
+    assert c.timers.pending()[session_key(GROUP, "m")] - c.now() == 60_000
+
+
 # -- replay --------------------------------------------------------------------------------------
 
 def load(records, profile="kip"):
@@ -999,7 +1050,7 @@ def test_replay_streams_group_target_assignment_metadata_tombstone_not_existing(
 def test_replay_streams_group_target_assignment_metadata_tombstone_existing(profile):
     from kgroup import records as R
     tombstone = R.StreamsGroupTargetAssignmentMetadata.tombstone(R.StreamsGroupTargetAssignmentMetadataKey(group_id="foo"))
-    base = streams_group_records("foo", 10, targets={"m1": TASKS}, target_epoch=10)
+    base = streams_group_records("foo", 10, targets={"m1": TASKS}, target_epoch=10, assignment_timestamp=12345)
     with pytest.raises(ReplayError, match="Received a tombstone record to delete target assignment of foo but the "
                                           "assignment still has 1 members."):
         load(base + [tombstone], profile)

@@ -25,7 +25,7 @@ from kgroup.assignors.streams import TASK_ASSIGNOR_OVERRIDE, get_task_assignor
 from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec, TaskAssignorException, TaskId,
                                          TaskSets)
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.group_configs import group_config, group_configs_of
+from kgroup.group_configs import GROUP_CONFIGS, group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
@@ -281,7 +281,20 @@ _SETTINGS = ("streams.session.timeout.ms", "streams.heartbeat.interval.ms", "str
 
 
 def settings(c: "Coordinator", group_id: str) -> Settings:
-    return Settings(*group_configs_of(c, group_id, _SETTINGS))
+    values = group_configs_of(c, group_id, _SETTINGS)
+    if c.cluster.group_configs.get(group_id):
+        values = [_evaluated(c, name, v) for name, v in zip(_SETTINGS, values)]
+    return Settings(*values)
+
+
+def _evaluated(c: "Coordinator", name: str, value: Any) -> Any:
+    """A group's override as Kafka evaluates it (`GroupConfig.evaluate`): kept within the
+    coordinator's current bounds, which may have moved since the override was set."""
+    d = GROUP_CONFIGS[name]
+    low, high = (c.config[b] if isinstance(b, str) else b for b in (d.low, d.high))
+    if low is not None and value < low:
+        return low
+    return high if high is not None and value > high else value
 
 
 def assignment_configs(c: "Coordinator", group_id: str, s: Settings | None = None) -> dict[str, str]:
@@ -896,7 +909,7 @@ def _after_load(c: "Coordinator") -> None:
     for group in list(c.groups.values()):
         if not isinstance(group, StreamsGroup) or c.partition_for(group.group_id) not in c.hosted_partitions:
             continue
-        timeout = group_config(c, group.group_id, "streams.session.timeout.ms")
+        timeout = settings(c, group.group_id).session_timeout_ms
         for m in group.members.values():
             classic = m.classic_member_metadata
             schedule_session_timeout(c, group.group_id, m.member_id,
