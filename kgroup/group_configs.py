@@ -66,10 +66,16 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
                    "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
     GroupConfigDef("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", int,
                    "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
+    GroupConfigDef("consumer.assignment.interval.ms", "group.consumer.assignment.interval.ms", int,
+                   "group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms",
+                   doc="The interval between assignment updates for a consumer group (KIP-1263)."),
     GroupConfigDef("share.session.timeout.ms", "group.share.session.timeout.ms", int,
                    "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
     GroupConfigDef("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms", int,
                    "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+    GroupConfigDef("share.assignment.interval.ms", "group.share.assignment.interval.ms", int,
+                   "group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms",
+                   doc="The interval between assignment updates for a share group (KIP-1263)."),
     GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int, 1000, 3_600_000),
     GroupConfigDef("share.delivery.count.limit", "group.share.delivery.count.limit", int, 2, 10),
     GroupConfigDef("share.auto.offset.reset", "", str, check=lambda v: _check_auto_offset_reset(v),
@@ -81,6 +87,9 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
                    "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
     GroupConfigDef("streams.num.standby.replicas", "group.streams.num.standby.replicas", int,
                    0, "group.streams.max.standby.replicas"),
+    GroupConfigDef("streams.assignment.interval.ms", "group.streams.assignment.interval.ms", int,
+                   "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms",
+                   doc="The interval between assignment updates for a streams group (KIP-1263)."),
     GroupConfigDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", int, 0),
     # KIP-1071's group configurations that Kafka does not have (yet).
     GroupConfigDef("streams.acceptable.recovery.lag", "group.streams.acceptable.recovery.lag", int, 0),
@@ -133,6 +142,21 @@ def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
     return group_configs_of(c, group_id, (name,))[0]
 
 
+def assignment_interval_ms(c: "Coordinator", group_id: str, kind: str) -> int:
+    """KIP-1263: the least time between two target assignments of the group, `kind` "consumer",
+    "share" or "streams": the group's `{kind}.assignment.interval.ms`, else the coordinator's
+    `group.{kind}.assignment.interval.ms`. Without assignment batching in the profile (kip: the
+    seeds compute an assignment at every epoch bump) an interval that no config sets is 0."""
+    name = f"{kind}.assignment.interval.ms"
+    override = (c.cluster.group_configs.get(group_id) or {}).get(name)
+    if override is not None:
+        return override
+    broker = "group." + name
+    if c.profile.assignment_batching or broker in c.config.overrides:
+        return c.config[broker]
+    return 0
+
+
 @lru_cache(maxsize=None)
 def _plan(names: tuple[str, ...]) -> tuple[tuple[str, str | None, Any], ...]:
     out = []
@@ -154,7 +178,8 @@ def group_configs_of(c: "Coordinator", group_id: str, names: tuple[str, ...]) ->
             for (name, _, _), value in zip(_plan(names), base)]
 
 
-__all__ = ["GROUP_CONFIGS", "GroupConfigDef", "canonical_name", "check_value", "group_config", "group_configs_of"]
+__all__ = ["GROUP_CONFIGS", "GroupConfigDef", "assignment_interval_ms", "canonical_name", "check_value", "group_config",
+           "group_configs_of"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -244,7 +269,9 @@ def describe_configs(c: "Coordinator", req: Any, version: int) -> Result:
         configs = []
         for name in keys:
             d = GROUP_CONFIGS[name]
-            configs.append({"name": name, "value": str(group_config(c, res.resource_name, name)), "read_only": False,
+            value = assignment_interval_ms(c, res.resource_name, name.split(".")[0]) \
+                if name.endswith(".assignment.interval.ms") else group_config(c, res.resource_name, name)
+            configs.append({"name": name, "value": str(value), "read_only": False,
                             "config_source": GROUP_CONFIG if name in overrides else DEFAULT_CONFIG,
                             "is_sensitive": False, "synonyms": [], "config_type": CONFIG_TYPE[d.kind],
                             "documentation": d.doc or None})

@@ -85,6 +85,11 @@ class Profile:
     #: Authorization: StreamsGroupDescribe needs READ on the group (kip: KIP-1071 "Required ACL")
     #: vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupDescribe, as for every other describe).
     streams_describe_needs_read: bool
+    #: Consumer, share and Streams groups: KIP-1263 assignment batching. A new target assignment is
+    #: computed at every group epoch bump (kip: KIP-1071 "Every time the group epoch is bumped, a new
+    #: task assignment is computed") vs at most once per group.{consumer,share,streams}.assignment.
+    #: interval.ms, Kafka's default 1000 ms (kafka). A configured interval applies under both.
+    assignment_batching: bool
 
 
 KIP = Profile(
@@ -112,6 +117,7 @@ KIP = Profile(
     share_draft_defaults=True,
     streams_topic_acl_describe_configs=True,
     streams_describe_needs_read=True,
+    assignment_batching=False,
 )
 
 KAFKA = Profile(
@@ -139,6 +145,7 @@ KAFKA = Profile(
     share_draft_defaults=False,
     streams_topic_acl_describe_configs=False,
     streams_describe_needs_read=False,
+    assignment_batching=True,
 )
 
 PROFILES = {p.name: p for p in (KIP, KAFKA)}

@@ -112,7 +112,8 @@ def check_classic_sync(c: "Coordinator", kind: str, group: Any, member: Any, req
     ptype, pname = get(req, "protocol_type"), get(req, "protocol_name")
     if (ptype is not None and ptype != "consumer") or (pname is not None and pname != protocol_name):
         raise KafkaError(ErrorCode.inconsistent_group_protocol)
-    if group.group_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
+    # a newer assignment, not a bare epoch bump (KIP-1263: its assignment may wait for the interval)
+    if group.assignment_epoch > member.member_epoch and member.state != MemberState.UNREVOKED_PARTITIONS:
         schedule_join_timeout_if_absent(c, kind, group.group_id, member.member_id, member.rebalance_timeout_ms, fence)
         raise KafkaError(ErrorCode.rebalance_in_progress)
     return protocol_name

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kgroup.group_configs import assignment_interval_ms
 from kgroup.groups.base import Group
 from kgroup.javaorder import java_hash_order, java_uuid_hash
 
@@ -97,6 +98,23 @@ def replay_target_epoch(group: "ModernGroup", group_id: str, value: Any) -> None
     timestamp = getattr(value, "assignment_timestamp", None)
     if timestamp is not None:
         group.assignment_timestamp = timestamp
+
+
+def can_compute_next_target_assignment(assignment_timestamp: int, interval_ms: int, now: int) -> bool:
+    """KIP-1263 assignment batching (Kafka's `canComputeNextTargetAssignment`): a new target
+    assignment may be computed once `interval_ms` has passed since the last one was computed
+    (`assignment_timestamp`, kept in the target-assignment metadata record), at once when there
+    was none (0) or batching is off (interval 0)."""
+    return assignment_timestamp == 0 or interval_ms == 0 or now >= assignment_timestamp + interval_ms
+
+
+def target_assignment_due(c: Any, group: "ModernGroup", kind: str) -> bool:
+    """Whether a heartbeat that finds the group epoch ahead of the assignment epoch computes the
+    next target assignment now (`kind`: "consumer", "share" or "streams"). Until it may, the
+    group epoch moves on alone and members reconcile to the current assignment epoch; no timer
+    waits for the interval, the next heartbeat after it computes the assignment (as Kafka)."""
+    interval = assignment_interval_ms(c, group.group_id, kind)
+    return can_compute_next_target_assignment(group.assignment_timestamp, interval, c.now())
 
 
 def assignment_of(topic_partitions: Iterable[Any]) -> Assignment:
@@ -293,7 +311,7 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["assignment_of", "replay_target_member", "ReplayError", "persisted_group", "replay_target",
+__all__ = ["assignment_of", "can_compute_next_target_assignment", "target_assignment_due", "replay_target_member", "ReplayError", "persisted_group", "replay_target",
            "replay_group_tombstone", "replay_target_epoch", "member_tombstone_allowed", "topic_partitions",
            "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
            "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",

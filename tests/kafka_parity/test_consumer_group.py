@@ -1151,3 +1151,40 @@ def test_resolved_regular_expressions_removed_when_consumer_members_removed_by_a
                 for rec in (G.current_assignment_tombstone, G.target_member_tombstone, G.member_tombstone)]
     assert sorted(got[:9], key=repr) == sorted(removals, key=repr)
     assert got[9:] == [G.regex_tombstone(GID, "foo*"), G.group_epoch_record(GID, 11, group_hash(c.cluster, "bar"))]
+
+
+def test_consumer_group_assignment_interval(profile, mock_assignor):
+    # KIP-1263: the next target waits 5 s after the last one; a configured interval applies under both profiles
+    c = coordinator(profile, cluster(foo=6), group_consumer_assignment_interval_ms=5000)
+    foo = tid(c, "foo")
+    mock_assignor.prepare({"m1": {foo: range(6)}})
+    r = join(c, "m1", topics=["foo"], assignor="range")
+    assert answer(r) == ok("m1", 2, {foo: range(6)})
+    m1 = member("m1", epoch=2, previous=0, topics=["foo"], rebalance_ms=5000, assigned={foo: range(6)})
+    assert written(c, 0) == [G.member_record(GID, m1), G.group_epoch_record(GID, 2, group_hash(c.cluster, "foo")),
+                             G.target_member_record(GID, "m1", {foo: frozenset(range(6))}),
+                             G.target_epoch_record(GID, 2, c.now()), G.current_assignment_record(GID, m1)]
+
+    # Just before the interval: member 2 joins, the group epoch moves on, the assignment does not
+    c.advance(4995)
+    mock_assignor.prepare({"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}})
+    pos = c.position
+    r = join(c, "m2", topics=["foo"], assignor="range")
+    assert answer(r) == ok("m2", 2, {})
+    m2 = member("m2", epoch=2, previous=0, topics=["foo"], rebalance_ms=5000)
+    assert written(c, pos) == [G.member_record(GID, m2), G.group_epoch_record(GID, 3, group_hash(c.cluster, "foo")),
+                               G.current_assignment_record(GID, m2)]
+
+    # The interval has passed: member 2's next heartbeat computes the assignment of epoch 3
+    c.advance(10)
+    pos = c.position
+    r = hb(c, "m2", 2)
+    assert answer(r) == ok("m2", 3)
+    got = written(c, pos)
+    assert sorted(got[:2], key=lambda rec: rec.key.member_id) == [
+        G.target_member_record(GID, "m1", {foo: frozenset({0, 1, 2})}),
+        G.target_member_record(GID, "m2", {foo: frozenset({3, 4, 5})})]
+    # m1 still owns foo 3-5: m2 waits for them
+    assert got[2:] == [G.target_epoch_record(GID, 3, c.now()),
+                       G.current_assignment_record(GID, m2.replace(member_epoch=3, previous_member_epoch=2,
+                                                                    state=UNRELEASED))]

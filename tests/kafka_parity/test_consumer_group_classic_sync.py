@@ -26,8 +26,8 @@ from kgroup.groups.modern import MemberState
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import (HIGHEST_VERSION, Assignment, Subscription, encode_assignment,
                                                encode_subscription)
-from tests.kafka_parity.consumer_kafka import (CLIENT_ID, PROFILES, classic_member, cluster, consumer_group,
-                                               coordinator, group_hash, group_records, hb, member, mock_assignor,
+from tests.kafka_parity.consumer_kafka import (CLIENT_ID, PROFILES, answer, classic_member, cluster, consumer_group,
+                                               coordinator, group_hash, group_records, hb, member, mock_assignor, ok,
                                                timeout_of, with_epochs, written)
 
 __all__ = ["mock_assignor"]  # the fixture, used by name
@@ -271,6 +271,35 @@ def test_classic_group_sync_to_consumer_group_rebalance_in_progress(profile, moc
     assert timeout_of(c, join_key("consumer", GID, "m")) == 10_000
 
 
+def _assignment_delayed(profile, mock_assignor):
+    """Kafka's set-up: classic m1 (foo-0..2) and consumer m2 at epoch 10; m2 has just moved from foo
+    to bar, so the group is at epoch 11 and its assignment still at 10 (the next one not computed:
+    KIP-1263's interval). The next target: m1 all of foo, m2 all of bar."""
+    clu = cluster(foo=6, bar=3)
+    foo, bar = clu.topic_id("foo"), clu.topic_id("bar")
+    m1 = classic_member(member("m1", topics=["foo"], rebalance_ms=45_000, assigned={foo: [0, 1, 2]}), 5000,
+                        protocols(["foo"], [("foo", 0), ("foo", 1), ("foo", 2)]))
+    m2 = member("m2", topics=["bar"], rebalance_ms=45_000)
+    records = group_records(GID, 11, [m1, m2], {"m1": {foo: [0, 1, 2]}, "m2": {foo: [3, 4, 5]}},
+                            assignment_epoch=10, metadata_hash=group_hash(clu, "foo", "bar"))
+    mock_assignor.prepare({"m1": {foo: range(6)}, "m2": {bar: range(3)}})
+    return coordinator(profile, clu, records), bar
+
+
+def _new_assignment_computed(c, bar) -> None:
+    """m2's heartbeat computes the delayed assignment (epoch 11; the loaded group has no timestamp)."""
+    r = hb(c, "m2", 10, group=GID)
+    assert answer(r) == ok("m2", 11, {bar: [0, 1, 2]})
+
+
+def test_classic_group_sync_to_consumer_group_during_assignment_delay(profile, mock_assignor):
+    # the group epoch (11) is ahead of m1 (10), its assignment epoch is not: nothing to rejoin for
+    c, bar = _assignment_delayed(profile, mock_assignor)
+    assert csync(c, "m1", 10, protocol_type=None, protocol_name=None).response.error_code == E.none
+    _new_assignment_computed(c, bar)
+    assert csync(c, "m1", 10, protocol_type=None, protocol_name=None).response.error_code == E.rebalance_in_progress
+
+
 # ---------------------------------------------------------------------------------------
 # Heartbeat from a classic member
 
@@ -323,6 +352,14 @@ def test_classic_group_heartbeat_to_consumer_with_member_not_using_classic_proto
     records = group_records(GID, 10, [bare("member-id", member_epoch=10)], assignment_epoch=0)
     c = coordinator(profile, cluster(), records)
     assert cheartbeat(c, "member-id", 10).error_code == E.unknown_member_id
+
+
+def test_classic_group_heartbeat_to_consumer_group_during_assignment_delay(profile, mock_assignor):
+    # the rejoin signal follows the assignment epoch, not the group epoch
+    c, bar = _assignment_delayed(profile, mock_assignor)
+    assert cheartbeat(c, "m1", 10).error_code == E.none
+    _new_assignment_computed(c, bar)
+    assert cheartbeat(c, "m1", 10).error_code == E.rebalance_in_progress
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups import classic_bridge as bridge
 from kgroup.groups.classic_bridge import join_error as _join_error
-from kgroup.groups.modern import MemberState, client_member_id
+from kgroup.groups.modern import MemberState, client_member_id, target_assignment_due
 from kgroup.protocol import get, ms
 from kgroup.protocol.consumer_protocol import ConsumerProtocolError, decode_subscription, encode_assignment
 from kgroup.runtime import PendingResponse, Result
@@ -91,10 +91,10 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     if bump or group.has_metadata_expired(c.now(), c.cluster.metadata_version):
         group_epoch = P.update_subscription_metadata(c, change, bump, records)
     settled = len(records)  # what a downgrade keeps when this join moved the group past its assignment
-    if group_epoch > group.assignment_epoch:
+    if group_epoch > group.assignment_epoch and target_assignment_due(c, group, "consumer"):
         target = P.update_target_assignment(c, change, group_epoch, records).get(member_id, {})
         target_epoch = group_epoch
-    else:
+    else:  # nothing new, or the next assignment waits for the assignment interval (KIP-1263)
         target_epoch, target = group.assignment_epoch, change.target.get(member_id, {})
     owned = by_topic_id(c, sub.owned_partitions)
     reconciled = P.maybe_reconcile(c, change, updated, target_epoch, target, owned,
@@ -153,8 +153,10 @@ def _schedule_join_timeout_if_absent(c: "Coordinator", group_id: str, member_id:
 
 
 def _must_rejoin(c: "Coordinator", group: ConsumerGroup, member: ConsumerGroupMember) -> bool:
-    """A classic member rejoins when the group moved on, it must revoke, or what it waits for is free."""
-    if member.member_epoch < group.group_epoch or member.state == MemberState.UNREVOKED_PARTITIONS:
+    """A classic member rejoins when a newer assignment is there (the assignment epoch, not the group
+    epoch: a bump whose assignment waits for the interval is nothing to rejoin for), it must revoke,
+    or what it waits for is free."""
+    if member.member_epoch < group.assignment_epoch or member.state == MemberState.UNREVOKED_PARTITIONS:
         return True
     if member.state == MemberState.UNRELEASED_PARTITIONS:
         target = group.target_assignment.get(member.member_id, {})

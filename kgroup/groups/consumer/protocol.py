@@ -33,7 +33,7 @@ from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
-                                  described_assignment, frozen, topic_order)
+                                  described_assignment, frozen, target_assignment_due, topic_order)
 from kgroup.javaorder import JavaHashMap, java_order, service_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -461,10 +461,10 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     if bump or group.has_metadata_expired(now, c.cluster.metadata_version):
         group_epoch = update_subscription_metadata(c, change, bump, records)
 
-    if group_epoch > group.assignment_epoch:
+    if group_epoch > group.assignment_epoch and target_assignment_due(c, group, "consumer"):
         target = update_target_assignment(c, change, group_epoch, records).get(updated.member_id, {})
         target_epoch = group_epoch
-    else:
+    else:  # nothing new, or the next assignment waits for the assignment interval (KIP-1263)
         target_epoch = group.assignment_epoch
         target = change.target_of(updated.member_id)
 
