@@ -373,12 +373,13 @@ def test_describe_groups(profile):
     assert [g.group_id for g in groups] == ["group-id-2", "group-id-1"]
 
 
-def _kip848_describe(profile: str, api: str, version: int) -> list[str]:
+def _kip848_describe(profile: str, api: str, version: int, prefix: str = "") -> None:
     c = two_partitions(profile)
+    first, second = f"{prefix}group-id-1", f"{prefix}group-id-2"  # partitions 1 and 0
     # beyond the Kafka case: the empty id, which the service answers itself, comes first
-    groups = send(c, api, version, group_ids=["group-id-1", "", "group-id-2"], include_authorized_operations=False).groups
+    groups = send(c, api, version, group_ids=[first, "", second], include_authorized_operations=False).groups
     assert [(g.group_id, g.error_code) for g in groups] == [
-        ("", E.invalid_group_id), ("group-id-2", E.group_id_not_found), ("group-id-1", E.group_id_not_found)]
+        ("", E.invalid_group_id), (second, E.group_id_not_found), (first, E.group_id_not_found)]
 
 
 def test_consumer_group_describe(profile):
@@ -390,7 +391,7 @@ def test_streams_group_describe(profile):
 
 
 def test_share_group_describe(profile):
-    _kip848_describe(profile, "ShareGroupDescribe", 1)
+    _kip848_describe(profile, "ShareGroupDescribe", 1, prefix="share-")
 
 
 def test_describe_groups_invalid_group_id(profile):
