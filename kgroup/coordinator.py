@@ -121,7 +121,7 @@ class Coordinator:
         #: per-coordinator components of group-type packages (`kgroup.runtime.component`)
         self.components: dict[str, Any] = {name: factory(self) for name, factory in COMPONENTS.items()}
         #: the cluster metadata as this coordinator last saw it (version, topic ids): see `_notice_metadata`
-        self._metadata_seen = (self.cluster.metadata_version, frozenset(t.topic_id for t in self.cluster.topics()))
+        self._metadata_seen = (self.cluster.metadata_version, self._topic_names())
         self._schedule_expiration()
 
     @property
@@ -209,17 +209,22 @@ class Coordinator:
         """Kafka's onMetadataUpdate: when the cluster's metadata changed since this coordinator
         last looked, the group types hear of it (`kgroup.runtime.on_metadata_update`) and what they
         write is written, before the next request or timer is served. Returns the entries written."""
-        version, topic_ids = self._metadata_seen
+        version, seen = self._metadata_seen
         if self.cluster.metadata_version == version:
             return []
-        now_ids = frozenset(t.topic_id for t in self.cluster.topics())
-        self._metadata_seen = (self.cluster.metadata_version, now_ids)
+        now = self._topic_names()
+        self._metadata_seen = (self.cluster.metadata_version, now)
+        deleted = {tid: name for tid, name in seen.items() if tid not in now}
         written: list[Any] = []
         for hook in METADATA_HOOKS:
-            result = hook(self, topic_ids - now_ids)
+            result = hook(self, deleted)
             if result is not None:
                 written += self._apply(result)
         return written
+
+    def _topic_names(self) -> dict[Any, str]:
+        """The cluster's topics now, id -> name (what a metadata delta's deletions are named by)."""
+        return {t.topic_id: t.name for t in self.cluster.topics()}
 
     def _refused(self, request: Any, code: ErrorCode, message: str) -> Any:
         """`request` answered with `code` everywhere its response can say it, nothing written."""

@@ -9,7 +9,7 @@ rules (generation/member checks for classic groups, member epochs for KIP-848).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import OffsetCommitContext
 from kgroup.protocol import get, ms
 from kgroup.records import LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
-from kgroup.runtime import HANDLERS, Result, replays, simple_group
+from kgroup.runtime import HANDLERS, Result, on_metadata_update, replays, simple_group
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -94,6 +94,12 @@ class OffsetStore:
                 offsets.pop(tp, None)
                 if not offsets:
                     del self.committed[key.group]
+            # A tombstone also drops the group's pending transactional offsets of the partition
+            # (Kafka's OffsetMetadataManager.replay, through openTransactionsByGroup).
+            for groups in self.pending.values():
+                pending = groups.get(key.group)
+                if pending is not None:
+                    pending.pop(tp, None)
         else:
             self.committed.setdefault(key.group, {})[tp] = OffsetAndMetadata.from_value(value, record_offset)
 
@@ -383,6 +389,27 @@ HANDLERS.update({
     28: _offsets_api(OffsetsManager.txn_offset_commit),
     47: _offsets_api(OffsetsManager.offset_delete),
 })
+
+
+@on_metadata_update
+def delete_offsets_of_deleted_topics(c: "Coordinator", deleted: Mapping[Any, str]) -> Result | None:
+    """Kafka's `onPartitionsDeleted`: the offsets of a deleted topic's partitions are deleted, in
+    every group led here: a tombstone per committed offset, then one per pending transactional
+    offset (Kafka walks both stores, so a partition in both gets two)."""
+    names = set(deleted.values())
+    if not names:
+        return None
+    store, records = c.offsets.store, []
+
+    def tombstones(by_group: Mapping[str, Mapping[TopicPartition, Any]]) -> None:
+        for group_id, offsets in by_group.items():
+            if c.partition_for(group_id) in c.hosted_partitions:
+                records.extend(offset_tombstone(group_id, t, p) for (t, p) in offsets if t in names)
+
+    tombstones(store.committed)
+    for by_group in store.pending.values():
+        tombstones(by_group)
+    return Result(records=records) if records else None
 
 
 @replays(OffsetCommit, LegacyOffsetCommit)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +27,10 @@ LOAD_HOOKS: list[Callable[[Any], None]] = []
 #: so the offsets code needs no group module.
 SIMPLE_GROUP: list[Callable[[str], Any]] = []
 #: functions run when a coordinator notices that the cluster's metadata changed (Kafka's
-#: `onMetadataUpdate`), before it serves its next request or timer: fn(coordinator,
-#: deleted_topic_ids) -> Result | None, whose records are written. `deleted_topic_ids`: the
-#: topics deleted since the coordinator last looked (possibly none).
-METADATA_HOOKS: list[Callable[[Any, frozenset], "Result | None"]] = []
+#: `onMetadataUpdate`), before it serves its next request or timer: fn(coordinator, deleted)
+#: -> Result | None, whose records are written. `deleted`: topic id -> name of the topics deleted
+#: since the coordinator last looked (possibly none), as a metadata delta names them.
+METADATA_HOOKS: list[Callable[[Any, Mapping], "Result | None"]] = []
 
 
 @dataclass(frozen=True)

@@ -152,3 +152,21 @@ def test_explicit_expire_timestamp_wins_over_retention_config(cluster):
     assert c.offsets_table()
     c.advance(2_000)
     assert c.offsets_table() == []
+
+
+def test_deleting_a_topic_deletes_its_offsets_in_every_group(coord):
+    # Kafka's onPartitionsDeleted (a metadata delta deleting a topic): a tombstone per committed
+    # offset of the topic, in every group led here, before the next request is served.
+    commit(coord, "g1", {("orders", 0): 5, ("orders", 2): 7, ("payments", 0): 3})
+    commit(coord, "g2", {("orders", 1): 9})
+    end = len(coord.log)
+    coord.cluster.delete_topic("orders")
+    r = fetch(coord, "g1", {"payments": [0]})
+    assert r.topics[0].partitions[0].committed_offset == 3
+    written = [(e.record.key.group, e.record.key.topic, e.record.key.partition, e.record.value)
+               for e in list(coord.log)[end:]]
+    assert sorted(written) == [("g1", "orders", 0, None), ("g1", "orders", 2, None), ("g2", "orders", 1, None)]
+    assert sorted(coord.offsets.store.group_offsets("g1")) == [("payments", 0)]
+    assert "g2" not in coord.offsets.store.committed
+    coord.advance(1)   # noticed once: nothing more is written
+    assert len(coord.log) == end + 3

@@ -129,3 +129,15 @@ def test_marker_without_producer_id_cannot_be_written(coord):
     assert coord.position == position and coord.offsets.store.has_pending("g", "orders", 0)
     markers(coord, "g", True)
     assert committed(coord, "g") == 9
+
+
+def test_an_offset_tombstone_drops_the_pending_transactional_offset_too(coord):
+    # Kafka's OffsetMetadataManager.replay: a (non-transactional) tombstone removes the partition's
+    # offsets from the pending transactional stores of the group too, so the marker commits nothing.
+    commit(coord, "g", {("orders", 0): 5})
+    txn_commit(coord, "g", 9)
+    coord.handle(request("OffsetDelete", 0, group_id="g", topics=[{"name": "orders", "partitions": [
+        {"partition_index": 0}]}]))
+    markers(coord, "g", True)
+    assert committed(coord, "g") == -1
+    assert committed(Coordinator.load(coord.log, cluster=coord.cluster), "g") == -1

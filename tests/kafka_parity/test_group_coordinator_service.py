@@ -624,3 +624,29 @@ def test_alter_share_group_offsets_request_returns_group_not_empty(profile):
     r = send(_share_group_with_a_member(profile), "AlterShareGroupOffsets", 0, group_id="share-group-id",
              topics=[{"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}])
     assert (r.error_code, list(r.responses)) == (E.non_empty_group, [])
+
+
+def test_on_metadata_update_schedules_operations_when_topics_deleted(profile):
+    # Trunk's onMetadataUpdate: for deleted topics, first "on-topics-deleted" (the offsets of their
+    # partitions are tombstoned in every group), then "maybe-cleanup-share-group-state" (record 15
+    # forgets them); kgroup runs both before it serves the next request or timer.
+    from kgroup.groups.share import group as SG
+    from kgroup.groups.share.group import InitTopic, StatePartitionMetadata
+
+    c = coord(profile)
+    foo = c.cluster.topic_id("foo")
+    commit(c, "consumer-app", {("foo", 0): 10, ("foo", 2): 12, ("bar", 1): 3})
+    share_group = group_on_partition(c.partition_for("consumer-app"), prefix="share-app")
+    c2 = Coordinator.load([*(e.record for e in c.log), SG.group_epoch_record(share_group, 1, 0),
+                           SG.state_metadata_record(share_group, StatePartitionMetadata(
+                               initialized={foo: InitTopic("foo", frozenset({0, 1, 2}))}))],
+                          cluster=c.cluster, profile=profile)
+    before = len(c2.log)
+    c2.cluster.delete_topic("foo")
+    c2.advance(0)
+    written = [e.record for e in list(c2.log)[before:]]
+    assert [(type(r).__name__, getattr(r.key, "topic", None), getattr(r.key, "partition", None)) for r in written] == [
+        ("OffsetCommit", "foo", 0), ("OffsetCommit", "foo", 2), ("ShareGroupStatePartitionMetadata", None, None)]
+    assert all(r.value is None for r in written[:2])
+    assert c2.groups[share_group].state_metadata.initialized == {}
+    assert fetch(c2, "consumer-app", {"bar": [1]}).topics[0].partitions[0].committed_offset == 3

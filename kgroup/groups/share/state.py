@@ -233,7 +233,7 @@ def before_delete_group(c: "Coordinator", group: "ShareGroup") -> list:
 
 
 @on_metadata_update
-def forget_deleted_topics(c: "Coordinator", deleted: frozenset) -> Result | None:
+def forget_deleted_topics(c: "Coordinator", deleted: Mapping) -> Result | None:
     """Kafka's `maybeCleanupShareGroupState`: when topics are deleted from the cluster, each share
     group of a partition led here whose record 15 names one of them writes record 15 without
     them (initialising, initialised or deleting: the share coordinator drops their state itself)."""
@@ -242,7 +242,7 @@ def forget_deleted_topics(c: "Coordinator", deleted: frozenset) -> Result | None
         if group.type != GroupType.SHARE or c.partition_for(group.group_id) not in c.hosted_partitions:
             continue
         sm = group.state_metadata
-        if deleted.isdisjoint(sm.initializing.keys() | sm.initialized.keys() | sm.deleting.keys()):
+        if deleted.keys().isdisjoint(sm.initializing.keys() | sm.initialized.keys() | sm.deleting.keys()):
             continue
         records.append(state_metadata_record(group.group_id, StatePartitionMetadata(
             {t: v for t, v in sm.initializing.items() if t not in deleted},
