@@ -18,9 +18,9 @@ from kgroup import ErrorCode
 from kgroup import records as R
 from kgroup.groups.share import group as G
 from kgroup.protocol import ms, request
-from share_kafka import (CLIENT_HOST, CLIENT_ID, GROUP, HEARTBEAT_INTERVAL_MS, PROFILES, SESSION_TIMEOUT_MS,
+from share_kafka import (CLIENT_HOST, CLIENT_ID, GROUP, HEARTBEAT_INTERVAL_MS, PROFILES, SESSION_TIMEOUT_MS, T0,
                          MockAssignor, accept_deletes, answer, cluster, coordinator, deleted, describe, group_hash, group_records, hb,
-                         initialized, member, ok, session_timeout, share_group, state_record, target_epoch_tombstone,
+                         frozen, initialized, member, ok, session_timeout, share_group, state_record, target_epoch_tombstone,
                          tid, written)
 
 E = ErrorCode
@@ -443,6 +443,27 @@ def test_share_group_heartbeat_initialize_on_partition_update(profile):
     assert initialized(c, calls) == ({"share-group"}, {T1: {2, 3}}, {3})
 
 
+def test_share_group_heartbeat_does_not_bump_group_epoch_during_assignment_delay(profile):
+    # Kafka's clock starts at 0, so its assignment timestamp Integer.MAX_VALUE suppresses assignments
+    # (Kafka's default interval, 1000 ms, has not passed); here the clock starts at T0: T0 does
+    clu = cluster({"t1": 2}, ids={"t1": T1})
+    m = member(M1, epoch=2, topics=["t1"])
+    records = group_records("share-group", 2, [m], {M1: {}}, metadata_hash=group_hash(clu, "t1"),
+                            assignment_timestamp=T0)
+    c = coordinator(profile, clu, records + [state_record("share-group", initialized={T1: ("t1", [0, 1])})])
+    before = c.position
+    hb(c, M1, 2, group="share-group")
+    if profile == "kafka":
+        # t1-0/1 are initialised and nobody's target: the group epoch is bumped, the assignment waits
+        assert written(c, before) == [G.group_epoch_record("share-group", 3, group_hash(clu, "t1"))]
+    else:
+        # kip assigns every subscribed partition, initialised or not: nothing is pending
+        assert written(c, before) == []
+    before = c.position
+    hb(c, M1, 2, group="share-group")
+    assert written(c, before) == []  # not bumped again while that assignment waits (PR #21721)
+
+
 def test_share_group_heartbeat_persister_request_with_initializing(profile):
     # kgroup's retry interval is Kafka's default group.share.initialize.retry.interval.ms (30 s)
     clu = cluster({"t1": 2}, ids={"t1": T1})
@@ -541,3 +562,34 @@ def _replayed_records() -> list:
 def test_share_group_records_no_exception_on_replay(profile, record):
     c = coordinator(profile, cluster(), [record])
     assert c.position == 1
+
+
+def test_share_group_assignment_interval(profile):
+    # KIP-1263 with the test's 5000 ms (a configured interval applies under both profiles)
+    clu = cluster({"foo": 6}, ids={"foo": T1})
+    mock = MockAssignor("range").prepare({M1: {T1: range(6)}})
+    c = coordinator(profile, clu, assignor=mock, config={"group.share.assignment.interval.ms": 5000})
+    assert answer(hb(c, M1, 0, ["foo"])) == ok(M1, 2, {T1: range(6)})
+    m1 = member(M1, epoch=2, topics=["foo"], assigned={T1: range(6)})
+    got = written(c, 0)
+    assert got[:6] == [G.member_record(GROUP, m1), G.group_epoch_record(GROUP, 2, group_hash(clu, "foo")),
+                       G.target_member_record(GROUP, M1, frozen({T1: range(6)})), G.target_epoch_record(GROUP, 2, T0),
+                       G.current_assignment_record(GROUP, m1),
+                       state_record(GROUP, initializing={T1: ("foo", range(6))})]
+
+    # Just before the interval: member 2 joins, the group epoch moves on, the assignment does not
+    c.advance(4995)
+    mock.prepare({M1: {T1: range(6)}, M2: {T1: range(6)}})
+    before = c.position
+    assert answer(hb(c, M2, 0, ["foo"])) == ok(M2, 2, {})
+    m2 = member(M2, epoch=2, topics=["foo"])
+    assert written(c, before) == [G.member_record(GROUP, m2), G.group_epoch_record(GROUP, 3, group_hash(clu, "foo")),
+                                  G.current_assignment_record(GROUP, m2)]
+
+    # The interval has passed: member 2's next heartbeat computes epoch 3 (member 1's target is unchanged)
+    c.advance(10)
+    before = c.position
+    assert answer(hb(c, M2, 2)) == ok(M2, 3, {T1: range(6)})
+    assert written(c, before) == [
+        G.target_member_record(GROUP, M2, frozen({T1: range(6)})), G.target_epoch_record(GROUP, 3, c.now()),
+        G.current_assignment_record(GROUP, member(M2, epoch=3, previous=2, topics=["foo"], assigned={T1: range(6)}))]

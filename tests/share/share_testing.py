@@ -63,6 +63,9 @@ def has_state(c: Coordinator, topic: str, partition: int, group: str = "g") -> b
 
 
 def coord(profile: str = "kafka", config: dict | None = None, persister: bool = True, **topics: int) -> Coordinator:
+    # Assignment batching (KIP-1263) off unless a test sets it, as Kafka runs its request tests: these
+    # tests are about what an assignment is, not when (tests/test_assignment_batching.py is about when)
+    config = {"group.share.assignment.interval.ms": 0, **(config or {})}
     c = Coordinator(cluster=Cluster(topics or {"orders": 3, "payments": 2}, seed=1), profile=profile, config=config)
     if persister:
         c.soft_state[PERSISTER_KEY] = RecordingPersister(CoordinatorPersister(c))

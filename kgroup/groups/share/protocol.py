@@ -26,7 +26,7 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import GROUP_CONFIGS, group_config
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
-                                  described_assignment, frozen, topic_order)
+                                  described_assignment, frozen, target_assignment_due, topic_order)
 from kgroup.javaorder import JavaHashMap, service_order
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -276,7 +276,9 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     if updated != member:
         records.append(G.member_record(group_id, updated))
         names_changed = updated.subscribed_topic_names != member.subscribed_topic_names
-    bump = names_changed or initialized_assignment_pending(c, group)
+    # Initialised share-partitions the target misses bump the epoch once: not again while that
+    # bump's assignment waits for the interval (KIP-1263; Kafka's PR #21721 stopped a bump per heartbeat)
+    bump = names_changed or (group.group_epoch == group.assignment_epoch and initialized_assignment_pending(c, group))
     members = _with(group.members, updated)
 
     group_epoch = group.group_epoch
@@ -293,16 +295,17 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
         if group.has_partition_metadata_record:
             records.append(G.partition_metadata_tombstone(group_id))  # obsolete record 9
 
-    if group_epoch > group.assignment_epoch:
+    if group_epoch > group.assignment_epoch and target_assignment_due(c, group, "share"):
         target = update_target_assignment(c, group, members, group_epoch, records).get(member_id, {})
         target_epoch = group_epoch
-    else:
+    else:  # nothing new, or the next assignment waits for the assignment interval (KIP-1263)
         target_epoch = group.assignment_epoch
         target = group.target_assignment.get(member_id, {})
 
-    # The member takes its target at once (Kafka's ShareGroupAssignmentBuilder).
+    # The member takes its target at once (Kafka's ShareGroupAssignmentBuilder); a member already
+    # at the target epoch stays as it is (Kafka's maybeReconcile), also when the epoch was bumped.
     current = updated
-    if bump or not updated.is_reconciled_to(target_epoch):
+    if not updated.is_reconciled_to(target_epoch):
         current = updated.replace(member_epoch=target_epoch, previous_member_epoch=updated.member_epoch,
                                   state=MemberState.STABLE, assigned_partitions=dict(target))
         if current != updated:
