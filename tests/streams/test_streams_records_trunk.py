@@ -13,7 +13,9 @@ from __future__ import annotations
 import pytest
 
 from kgroup import Coordinator
+from kgroup.groups.modern import ReplayError
 from kgroup.groups.streams import group as G
+from kgroup.protocol import request
 from kgroup.records import decode_record
 
 from tests.kafka_parity.streams_kafka import kafka_member, streams_group_records
@@ -62,7 +64,7 @@ def test_a_current_assignment_with_epochs_keeps_them_in_tag_0():
 
 def test_epochs_that_do_not_match_the_partitions_are_refused():
     value = current_value("01 00 05 02 00000007")            # one epoch for two partitions
-    with pytest.raises(Exception, match="does not match the number of partitions"):
+    with pytest.raises(ReplayError, match="does not match the number of partitions"):
         Coordinator.load([decode_record(CURRENT_KEY, value)])
 
 
@@ -96,7 +98,6 @@ def test_a_metadata_record_kgroup_writes_keeps_the_groups_description_epochs():
     records = streams_group_records("g", 10, members=[m])
     records[-3] = G.group_epoch_record("g", 10, 0, -1, {}, 4, 3)   # the group metadata record
     c = Coordinator.load(records)
-    from kgroup.protocol import request
     c.handle(request("StreamsGroupHeartbeat", 0, group_id="g", member_id="m", member_epoch=-1))
     (metadata,) = [e.record for e in list(c.log)[len(records):] if type(e.record).__name__ == "StreamsGroupMetadata"]
     assert (metadata.value.epoch, metadata.value.stored_description_topology_epoch,
