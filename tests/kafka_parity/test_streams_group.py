@@ -768,7 +768,9 @@ def test_streams_group_endpoint_information_only_when_epoch_greater(profile):
 
 @both
 def test_streams_group_endpoint_information_includes_new_member(profile):
-    c = new_coordinator(profile, {"foo": 4}, NO_DELAY, {"m1": active(s1=[0, 1])})
+    # Kafka's test sets STREAMS_GROUP_ASSIGNMENT_INTERVAL_MS_CONFIG 0: m2's join computes at once
+    c = new_coordinator(profile, {"foo": 4}, {**NO_DELAY, "group.streams.assignment.interval.ms": 0},
+                        {"m1": active(s1=[0, 1])})
     r = streams_join(c, GROUP, "m1", FOO, user_endpoint={"host": "host1", "port": 9092})
     assert r.member_epoch == 2
     prepare_assignment(c, {"m1": active(s1=[0, 1]), "m2": active(s1=[2, 3])})
@@ -1129,3 +1131,47 @@ def test_replay_streams_group_current_member_assignment_unowned_topology_with_co
                          ("memberIdA", 14, TaskSets(active={"subtopologyBar": frozenset({0})})))
     assert g.active_task_epoch(("subtopologyFoo", 0)) == -1 and g.active_task_epoch(("subtopologyBar", 0)) == 14
     assert g.held_in_process("processIdA", ("subtopologyBar", 0), "x")
+
+
+@both
+def test_streams_group_assignment_interval(profile):
+    # KIP-1263 with the test's 5000 ms (a configured interval applies under both profiles); the
+    # ASSIGNMENT_DELAYED status is Kafka's (kip-vs-kafka.md: Streams statuses)
+    topology = Topology(0, (Subtopology("subtopology", source_topics=("foo",)),))
+    c = new_coordinator(profile, {"foo": 6}, {**NO_DELAY, "group.streams.assignment.interval.ms": 5000},
+                        {"m1": TaskSets(active={"subtopology": frozenset(range(6))})})
+    r = streams_join(c, GROUP, "m1", topology, process_id="process-id")
+    assert to_data(r) == expected_heartbeat(profile, "m1", 2, active={"subtopology": range(6)}, standby={},
+                                            warmup={})
+    target1 = TaskSets(active={"subtopology": frozenset(range(6))})
+    m1 = with_task_epochs(kafka_member("m1", member_epoch=2, assigned=target1), 2)
+    assert records_since(c, 0) == member_records(c.now(), GROUP, m1, target1, 2, topology=topology,
+                                                 metadata=(2, group_hash(c.cluster, "foo"), 0,
+                                                           DEFAULT_ASSIGNMENT_CONFIGS))
+
+    # Just before the interval: member 2 joins, the group epoch moves on, the assignment does not
+    c.advance(4995)
+    prepare_assignment(c, {"m1": TaskSets(active={"subtopology": frozenset({0, 1, 2})}),
+                           "m2": TaskSets(active={"subtopology": frozenset({3, 4, 5})})})
+    before = c.position
+    r = streams_join(c, GROUP, "m2", topology, process_id="process-id")
+    delayed = [(ASSIGNMENT_DELAYED, "Assignment delayed due to the configured assignment interval.")]
+    assert to_data(r) == expected_heartbeat(profile, "m2", 2, active={}, standby={}, warmup={},
+                                            status=delayed if profile == "kafka" else ())
+    m2 = kafka_member("m2", member_epoch=2)
+    assert records_since(c, before) == [
+        G.member_record(GROUP, m2),
+        G.group_epoch_record(GROUP, 3, group_hash(c.cluster, "foo"), 0, DEFAULT_ASSIGNMENT_CONFIGS),
+        G.current_assignment_record(GROUP, m2)]
+
+    # The interval has passed: member 2's next heartbeat computes epoch 3 (m2 waits for m1's tasks)
+    c.advance(10)
+    before = c.position
+    r = streams_heartbeat(c, GROUP, "m2", 2)
+    assert to_data(r) == expected_heartbeat(profile, "m2", 3)
+    got = records_since(c, before)
+    assert sorted(got[:2], key=lambda rec: rec.key.member_id) == [
+        G.target_member_record(GROUP, "m1", TaskSets(active={"subtopology": frozenset({0, 1, 2})})),
+        G.target_member_record(GROUP, "m2", TaskSets(active={"subtopology": frozenset({3, 4, 5})}))]
+    assert got[2:] == [G.target_epoch_record(GROUP, 3, c.now()), G.current_assignment_record(
+        GROUP, m2.replace(member_epoch=3, previous_member_epoch=2, state=MemberState.UNRELEASED_PARTITIONS))]

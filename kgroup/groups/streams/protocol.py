@@ -28,7 +28,8 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import GROUP_CONFIGS, group_config, group_configs_of
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id)
+                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id,
+                                  target_assignment_due)
 from kgroup.javaorder import service_order
 from kgroup.protocol import ms
 from kgroup.runtime import Result, handles, on_loaded
@@ -493,7 +494,7 @@ class MemberStep:
 
     __slots__ = ("member", "delayed", "follow_ups", "group_epoch")
 
-    def __init__(self, member: StreamsGroupMember, delayed: bool, follow_ups: list, group_epoch: int) -> None:
+    def __init__(self, member: StreamsGroupMember, delayed: str | None, follow_ups: list, group_epoch: int) -> None:
         self.member, self.delayed, self.follow_ups, self.group_epoch = member, delayed, follow_ups, group_epoch
 
 
@@ -551,6 +552,8 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
             follow_ups.append(follow_up)
 
     delayed = _assignment_delayed(c, group, group_epoch, records)
+    if group_epoch > group.assignment_epoch and not delayed and not target_assignment_due(c, group, "streams"):
+        delayed = ASSIGNMENT_INTERVAL  # KIP-1263: the next heartbeat after the interval computes it
     if group_epoch > group.assignment_epoch and not delayed:
         # the group as it will be (copied only here: a steady heartbeat must not cost O(members))
         members = dict(group.members)
@@ -604,22 +607,27 @@ def _warmup_caught_up(c: "Coordinator", group: StreamsGroup, member: StreamsGrou
     return False
 
 
-def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int, records: list) -> bool:
+#: why no target is computed now (ASSIGNMENT_DELAYED's detail: "Assignment delayed due to the configured ...")
+INITIAL_REBALANCE_DELAY, ASSIGNMENT_INTERVAL = "initial rebalance delay", "assignment interval"
+
+
+def _assignment_delayed(c: "Coordinator", group: StreamsGroup, group_epoch: int, records: list) -> str | None:
     """Kafka only: a member joining an empty group (a new one, or one all members left:
     KAFKA-19829, KAFKA-19926) starts group.streams.initial.rebalance.delay.ms during which no
-    target is computed (status ASSIGNMENT_DELAYED); a timer then computes it."""
+    target is computed (status ASSIGNMENT_DELAYED); a timer then computes it. (The assignment
+    interval, KIP-1263, delays the assignments after it: `advance_member`.)"""
     if not c.profile.streams_assignment_delayed_status:
-        return False
+        return None
     delay = int(group_config(c, group.group_id, "streams.initial.rebalance.delay.ms"))
     if delay <= 0:
-        return False
+        return None
     key = initial_delay_key(group.group_id)
     if not group.members:
         if key not in c.timers:
             group_id = group.group_id
             c.timers.schedule(key, c.now() + delay, lambda: assign_after_delay(c, group_id))
-        return True
-    return key in c.timers
+        return INITIAL_REBALANCE_DELAY
+    return INITIAL_REBALANCE_DELAY if key in c.timers else None
 
 
 def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
@@ -690,16 +698,15 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
 
 
 def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
-              topology: Topology | None, configured: ConfiguredTopology | None, delayed: bool,
+              topology: Topology | None, configured: ConfiguredTopology | None, delayed: str | None,
               s: Settings) -> dict:
     statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, delay, topics, shutdown
     if topology is not None and member.topology_epoch < topology.epoch:
         statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
                                    f"The member's topology epoch {member.topology_epoch} is behind the group's "
                                    f"topology epoch {topology.epoch}."))
-    if delayed:
-        statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED,
-                                   "Assignment delayed due to the configured initial rebalance delay."))
+    if delayed and c.profile.streams_assignment_delayed_status:   # not a KIP-1071 status
+        statuses.append(StatusInfo(Status.ASSIGNMENT_DELAYED, f"Assignment delayed due to the configured {delayed}."))
     if configured is not None and configured.status is not None:
         statuses.append(configured.status)  # MISSING_INTERNAL_TOPICS gets its progress in `finish`
     if group.shutdown_requested_by is not None or req.shutdown_application:
