@@ -67,12 +67,16 @@ class Broker:
         self.served: dict[int, tuple[int, int]] = {}
         #: resolved on the next produce; long-polling fetches wait on it
         self._produced: asyncio.Future | None = None
+        #: called after every produce that appended data (the server's share long polls)
+        self.on_data: Any = None
 
     # -- helpers ------------------------------------------------------------------------
     def _broker(self, id_field: str = "node_id") -> dict:
         return {id_field: NODE_ID, "host": self.host, "port": self.port, "rack": None}
 
     def _data_arrived(self) -> None:
+        if self.on_data is not None:
+            self.on_data()
         if self._produced is not None and not self._produced.done():
             self._produced.set_result(None)
         self._produced = None

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup.errors import ErrorCode
-from kgroup.protocol import api_name, build, response_class, supported_versions
+from kgroup.protocol import api_name, build, ms, response_class, supported_versions
 from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
 from kgroup.serve.broker import BROKER_APIS, Broker
@@ -43,6 +43,7 @@ log = logging.getLogger("kgroup.serve")
 #: ClusterAction on them): WriteTxnMarkers and the share coordinator's state RPCs
 _INTER_BROKER = frozenset({27, 83, 84, 85, 86, 87})
 _API_VERSIONS = 18
+_SHARE_FETCH, _SHARE_ACKNOWLEDGE = 78, 79
 
 
 def _served_apis() -> dict[int, tuple[int, int]]:
@@ -88,6 +89,13 @@ class Server:
         self._gate = Gate()
         #: wall-clock time minus the coordinator's, while not paused
         self._offset_ms = 0
+        #: share long polls: bumped whenever records may have become available to a share
+        #: group (a produce, acknowledgements, timers writing); (group, member) -> the value
+        #: when that member's last ShareFetch acquired nothing
+        self._share_generation = 0
+        self._share_changed: asyncio.Future | None = None
+        self._share_idle: dict[tuple[str, str], int] = {}
+        self.broker.on_data = self._share_bump
 
     @property
     def bootstrap(self) -> str:
@@ -220,7 +228,10 @@ class Server:
         behind = _wall_ms() - self._offset_ms - self.coordinator.now()
         if behind > 0:
             mark = self._recorder.mark() if self._recorder is not None else None
+            before = len(self.coordinator.share_state_log)
             self.coordinator.advance(behind)
+            if len(self.coordinator.share_state_log) != before:  # e.g. acquisition locks expired
+                self._share_bump()
             if mark is not None:
                 self._recorder.add(mark, api_key=None, api_version=None)
 
@@ -281,10 +292,14 @@ class Server:
         try:
             if api_key not in BROKER_APIS:
                 await self._gate.through(f"{request.client_id}: {api_name(api_key)}")
+            if api_key == _SHARE_FETCH:
+                await self._share_long_poll(request.body)
             self._sync_clock()
             answer = self._route(api_key, request, client_host)
             if inspect.isawaitable(answer):
                 answer = await answer
+            if api_key in (_SHARE_FETCH, _SHARE_ACKNOWLEDGE):
+                self._share_answered(api_key, request.body, answer)
         except Exception:
             log.exception("api key %s v%s failed", api_key, version)
             answer = error_response(request.body, ErrorCode.unknown_server_error)
@@ -320,6 +335,47 @@ class Server:
         if exchange is not None:
             exchange.response = pending.response
         return pending.response
+
+
+    # -- share long polls ----------------------------------------------------------------------
+    # The share-partition code answers a ShareFetch at once (it has no purgatory), so a client
+    # with nothing to fetch would ask again and again (thousands of times a second). Kafka
+    # holds such a fetch until records may be there or MaxWaitMs passes; so does the server,
+    # before handing the fetch to the coordinator, when nothing changed since this member's
+    # last fetch came back empty. Fetches carrying acknowledgements, or opening or closing a
+    # share session, go through at once.
+    def _share_bump(self) -> None:
+        self._share_generation += 1
+        if self._share_changed is not None and not self._share_changed.done():
+            self._share_changed.set_result(None)
+        self._share_changed = None
+
+    async def _share_long_poll(self, req: Any) -> None:
+        idle_since = self._share_idle.get((req.group_id, req.member_id))
+        if (idle_since != self._share_generation or req.share_session_epoch in (0, -1)
+                or _has_acknowledgements(req)):
+            return
+        if self._share_changed is None:
+            self._share_changed = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._share_changed), ms(req.max_wait) / 1000)
+        except asyncio.TimeoutError:
+            pass
+
+    def _share_answered(self, api_key: int, req: Any, answer: Any) -> None:
+        key = (req.group_id, req.member_id)
+        if _has_acknowledgements(req):
+            self._share_bump()  # released or acknowledged records may let others progress
+        acquired = any(p.acquired_records for t in getattr(answer, "responses", ()) for p in t.partitions
+                       if hasattr(p, "acquired_records"))
+        if api_key == _SHARE_FETCH and not acquired and getattr(answer, "error_code", 0) == ErrorCode.none:
+            self._share_idle[key] = self._share_generation
+        else:
+            self._share_idle.pop(key, None)
+
+
+def _has_acknowledgements(req: Any) -> bool:
+    return any(p.acknowledgement_batches for t in req.topics for p in t.partitions)
 
 
 def _wall_ms() -> int:
