@@ -171,3 +171,19 @@ def test_fuzzed_frames_never_take_the_server_down(server):
             still_serving(server)
     assert sent >= 100
     still_serving(server)
+
+
+def test_a_member_gone_while_its_join_waits_does_not_disturb_the_server(server):
+    """A JoinGroup held for the rebalance, its client gone meanwhile: the answer goes nowhere,
+    the group completes for the others, and the server carries on."""
+    join = dict(group_id="gone", session_timeout=6000, rebalance_timeout=6000, protocol_type="consumer",
+                protocols=[{"name": "range", "metadata": b""}], reason=None)
+    leaving, staying = Wire(server), Wire(server)
+    leaving.send("JoinGroup", 9, member_id="", group_instance_id="i-gone", **join)
+    staying.send("JoinGroup", 9, member_id="", group_instance_id="i-stay", **join)
+    time.sleep(0.2)
+    leaving.close()  # mid-request: its JoinGroup is still held
+    _, answer = staying.receive("JoinGroup", 9)  # after group.initial.rebalance.delay.ms
+    assert answer.error_code == ErrorCode.none and len(answer.members) in (0, 2)
+    staying.close()
+    still_serving(server)
