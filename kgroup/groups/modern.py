@@ -311,7 +311,8 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["assignment_of", "can_compute_next_target_assignment", "target_assignment_due", "replay_target_member", "ReplayError", "persisted_group", "replay_target",
+__all__ = ["assignment_of", "can_compute_next_target_assignment", "target_assignment_due",
+           "replay_target_member", "ReplayError", "persisted_group", "replay_target",
            "replay_group_tombstone", "replay_target_epoch", "member_tombstone_allowed", "topic_partitions",
            "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
            "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",

@@ -20,8 +20,8 @@ from kgroup.groups.share import group as G
 from kgroup.protocol import ms, request
 from share_kafka import (CLIENT_HOST, CLIENT_ID, GROUP, HEARTBEAT_INTERVAL_MS, PROFILES, SESSION_TIMEOUT_MS, T0,
                          MockAssignor, accept_deletes, answer, cluster, coordinator, deleted, describe, group_hash, group_records, hb,
-                         frozen, initialized, member, ok, session_timeout, share_group, state_record, target_epoch_tombstone,
-                         tid, written)
+                         frozen, initialized, member, ok, session_timeout, share_group, state_record,
+                         target_epoch_tombstone, tid, written)
 
 E = ErrorCode
 pytestmark = pytest.mark.parametrize("profile", PROFILES)
