@@ -25,8 +25,10 @@ NODE_ID = 0
 _NO_OPERATIONS = -(2 ** 31)
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 #: baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-#: baseTimestamp, maxTimestamp, producerId
-_BATCH = struct.Struct(">qiibIhiqqq")
+#: baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
+_BATCH = struct.Struct(">qiibIhiqqqhii")
+#: how many batches per producer and partition Kafka remembers to spot duplicates
+_DEDUP_BATCHES = 5
 _CRC_START = 21
 _TRANSACTIONAL, _CONTROL = 0x10, 0x20
 #: ListOffsets special timestamps
@@ -69,6 +71,9 @@ class Broker:
         self._produced: asyncio.Future | None = None
         #: called after every produce that appended data (the server's share long polls)
         self.on_data: Any = None
+        #: idempotent producers (Kafka's ProducerStateManager, soft state here):
+        #: (topic id, partition, producer id) -> (epoch, [(first seq, last seq, base offset)...])
+        self._producers: dict[tuple[Any, int, int], tuple[int, list[tuple[int, int, int]]]] = {}
 
     # -- helpers ------------------------------------------------------------------------
     def _broker(self, id_field: str = "node_id") -> dict:
@@ -291,31 +296,72 @@ class Broker:
         batches = []
         pos = 0
         while pos < len(records):
-            if len(records) - pos < _BATCH.size + 18:
+            if len(records) - pos < _BATCH.size:
                 return {"error_code": ErrorCode.corrupt_message, "error_message": "truncated record batch"}
-            base, length, _epoch, magic, crc, attributes, lod, _bts, max_ts, pid = _BATCH.unpack_from(records, pos)
+            (base, length, _ple, magic, crc, attributes, lod, _bts, max_ts, pid, epoch, seq,
+             _count) = _BATCH.unpack_from(records, pos)
             end = pos + 12 + length
             if magic != 2:
                 return {"error_code": ErrorCode.unsupported_for_message_format,
                         "error_message": f"record batch magic {magic}: produce v3+ takes magic 2 only"}
-            if length < _BATCH.size + 18 - 12 or end > len(records) or lod < 0:
+            if length < _BATCH.size - 12 or end > len(records) or lod < 0:
                 return {"error_code": ErrorCode.corrupt_message, "error_message": "bad record batch size"}
             if crc32c(memoryview(records)[pos + _CRC_START:end]) != crc:
                 return {"error_code": ErrorCode.corrupt_message, "error_message": "record batch CRC mismatch"}
             if attributes & _CONTROL:
                 return {"error_code": ErrorCode.invalid_record, "error_message": "clients may not produce control batches"}
-            batches.append((records[pos:end], lod, max_ts, pid, bool(attributes & _TRANSACTIONAL)))
+            batches.append((records[pos:end], lod, max_ts, pid, epoch, seq, bool(attributes & _TRANSACTIONAL)))
             pos = end
         if not batches:
             return {"error_code": ErrorCode.invalid_record, "error_message": "no record batch"}
         first = None
-        for data, lod, max_ts, pid, txn in batches:
+        topic_id = self.cluster.topic_id(topic)
+        for data, lod, max_ts, pid, epoch, seq, txn in batches:
+            if pid >= 0 and seq >= 0:
+                verdict = self._check_sequence((topic_id, partition, pid), epoch, seq, lod)
+                if isinstance(verdict, dict):
+                    return verdict
+                if verdict is not None:  # a retried batch already in the log: its offset again
+                    first = verdict if first is None else first
+                    continue
             base = self.cluster.append_batch(topic, partition, data, last_offset_delta=lod, max_timestamp=max_ts,
                                              producer_id=pid, transactional=txn)
+            if pid >= 0 and seq >= 0:
+                self._remember((topic_id, partition, pid), epoch, seq, lod, base)
             first = base if first is None else first
         self._data_arrived()
         return {"error_code": ErrorCode.none, "base_offset": first,
                 "log_start_offset": self.cluster.log_start_offset(topic, partition)}
+
+    def _check_sequence(self, key: tuple, epoch: int, seq: int, lod: int) -> dict | int | None:
+        """Kafka's ProducerStateManager check of an idempotent batch: None to append it, the
+        base offset of the same batch appended before (a retry), or an error row."""
+        state = self._producers.get(key)
+        if state is None or epoch > state[0]:
+            if seq != 0:  # a new producer (or epoch) starts at sequence 0
+                return {"error_code": ErrorCode.out_of_order_sequence_number,
+                        "error_message": f"Out of order sequence number for producer {key[2]} at epoch {epoch}: "
+                                         f"{seq} (expected 0)"}
+            return None
+        if epoch < state[0]:
+            return {"error_code": ErrorCode.invalid_producer_epoch,
+                    "error_message": f"Epoch of producer {key[2]} is {epoch}, which is smaller than the last "
+                                     f"seen epoch {state[0]}"}
+        last = (seq + lod) % 2 ** 31
+        for first_seq, last_seq, base in state[1]:
+            if (first_seq, last_seq) == (seq, last):
+                return base
+        expected = (state[1][-1][1] + 1) % 2 ** 31
+        if seq != expected:
+            return {"error_code": ErrorCode.out_of_order_sequence_number,
+                    "error_message": f"Out of order sequence number for producer {key[2]}: {seq} (expected {expected})"}
+        return None
+
+    def _remember(self, key: tuple, epoch: int, seq: int, lod: int, base: int) -> None:
+        state = self._producers.get(key)
+        recent = state[1] if state is not None and state[0] == epoch else []
+        recent = (recent + [(seq, (seq + lod) % 2 ** 31, base)])[-_DEDUP_BATCHES:]
+        self._producers[key] = (epoch, recent)
 
     # -- ListOffsets (2) -----------------------------------------------------------------
     def list_offsets(self, req: Any, version: int) -> dict:

@@ -256,3 +256,21 @@ def test_create_partitions_and_delete_records(server, wire):
     r = wire.call("ListOffsets", 9, replica_id=-1, isolation_level=0, topics=[
         {"name": "audit", "partitions": [{"partition_index": 3, "current_leader_epoch": -1, "timestamp": -2}]}])
     assert r.topics[0].partitions[0].offset == 2
+
+
+def test_idempotent_producers_sequences_are_checked(server, wire):
+    """A retried batch is not appended twice (its first offset is answered again); a gap or
+    an older epoch is refused, as Kafka's ProducerStateManager does."""
+    def send(seq: int, epoch: int = 0, *values: bytes):
+        data = encode_batch([(None, v, 1_700_000_000_000) for v in values or (b"x",)], base_offset=0,
+                            producer_id=4242, producer_epoch=epoch, base_sequence=seq)
+        p = produce(wire, "audit", 0, data).responses[0].partition_responses[0]
+        return p.error_code, p.base_offset
+    assert send(0, 0, b"a", b"b") == (ErrorCode.none, 0)
+    assert send(2) == (ErrorCode.none, 2)
+    assert send(2) == (ErrorCode.none, 2)  # the retry: not appended again
+    assert send(0, 0, b"a", b"b") == (ErrorCode.none, 0)
+    assert send(7)[0] == ErrorCode.out_of_order_sequence_number
+    assert send(0, 1) == (ErrorCode.none, 3)  # a new epoch starts over at 0
+    assert send(3, 0)[0] == ErrorCode.invalid_producer_epoch
+    assert server.call(lambda: server.coordinator.cluster.end_offset("audit", 0)) == 4
