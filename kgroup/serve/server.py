@@ -29,10 +29,11 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup.errors import ErrorCode
-from kgroup.protocol import api_name, build, ms, response_class, supported_versions
+from kgroup.protocol import api_name, build, ms, response_class, supported_versions, to_data
 from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
 from kgroup.serve.broker import BROKER_APIS, Broker
+from kgroup.serve.configs import Configs
 from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, decode_request, encode_response, frame_size,
                                   peek_header, request_class)
 from kgroup.serve.recording import Exchange, Gate, Recorder
@@ -44,6 +45,8 @@ log = logging.getLogger("kgroup.serve")
 _INTER_BROKER = frozenset({27, 83, 84, 85, 86, 87})
 _API_VERSIONS = 18
 _SHARE_FETCH, _SHARE_ACKNOWLEDGE = 78, 79
+#: DescribeConfigs, IncrementalAlterConfigs: split by resource type (kgroup.serve.configs)
+_CONFIG_APIS = frozenset({32, 44})
 
 
 def _served_apis() -> dict[int, tuple[int, int]]:
@@ -78,6 +81,7 @@ class Server:
         self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics)
         self.api_versions = _served_apis()
         self.broker.served = self.api_versions
+        self.configs = Configs(self.broker)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -323,13 +327,23 @@ class Server:
         broker_api = BROKER_APIS.get(api_key)
         if broker_api is not None:
             return getattr(self.broker, broker_api[0])(request.body, request.api_version)
+        if api_key in _CONFIG_APIS:  # GROUP resources to the coordinator, the others answered here
+            def groups_part(sub: Any, field: str) -> list:
+                if sub is None:
+                    return []
+                return [to_data(x) for x in getattr(self._coordinator(api_key, sub, request, client_host), field)]
+            answer_with = self.configs.describe if api_key == 32 else self.configs.alter
+            return answer_with(request.body, request.api_version, groups_part)
+        return self._coordinator(api_key, request.body, request, client_host)
+
+    def _coordinator(self, api_key: int, body: Any, request: Any, client_host: str) -> Any:
+        """`body` through `Coordinator.handle`, recorded when recording."""
         mark = self._recorder.mark() if self._recorder is not None else None
-        answer = self.coordinator.handle(request.body, client_id=request.client_id or "", client_host=client_host)
+        answer = self.coordinator.handle(body, client_id=request.client_id or "", client_host=client_host)
         exchange = None
         if mark is not None:
             exchange = self._recorder.add(mark, api_key=api_key, api_version=request.api_version,
-                                          client_id=request.client_id, client_host=client_host,
-                                          request=request.body,
+                                          client_id=request.client_id, client_host=client_host, request=body,
                                           response=None if isinstance(answer, PendingResponse) else answer)
         if isinstance(answer, PendingResponse):
             return self._pending(answer, exchange)

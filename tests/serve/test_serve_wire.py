@@ -274,3 +274,28 @@ def test_idempotent_producers_sequences_are_checked(server, wire):
     assert send(0, 1) == (ErrorCode.none, 3)  # a new epoch starts over at 0
     assert send(3, 0)[0] == ErrorCode.invalid_producer_epoch
     assert server.call(lambda: server.coordinator.cluster.end_offset("audit", 0)) == 4
+
+
+def test_configs_of_topics_brokers_and_groups_in_one_request(server, wire):
+    """GROUP resources go to the coordinator, TOPIC and BROKER ones are the broker's; one
+    request mixing them is answered in its order."""
+    r = wire.call("IncrementalAlterConfigs", 1, validate_only=False, resources=[
+        {"resource_type": 2, "resource_name": "orders",
+         "configs": [{"name": "retention.ms", "config_operation": 0, "value": "1000"}]},
+        {"resource_type": 32, "resource_name": "g",
+         "configs": [{"name": "consumer.session.timeout.ms", "config_operation": 0, "value": "50000"}]},
+        {"resource_type": 2, "resource_name": "orders",
+         "configs": [{"name": "no.such.config", "config_operation": 0, "value": "1"}]}])
+    assert [(x.resource_type, x.error_code) for x in r.responses] == \
+        [(2, ErrorCode.none), (32, ErrorCode.none), (2, ErrorCode.invalid_config)]
+    assert server.call(lambda: server.coordinator.cluster.group_configs) == {"g": {"consumer.session.timeout.ms": 50000}}
+    r = wire.call("DescribeConfigs", 4, include_synonyms=False, include_documentation=False, resources=[
+        {"resource_type": 32, "resource_name": "g", "configuration_keys": ["consumer.session.timeout.ms"]},
+        {"resource_type": 2, "resource_name": "orders", "configuration_keys": ["retention.ms", "cleanup.policy"]},
+        {"resource_type": 4, "resource_name": "0", "configuration_keys": ["num.partitions"]},
+        {"resource_type": 2, "resource_name": "nope", "configuration_keys": None}])
+    got = [(x.resource_type, x.error_code, {c.name: (c.value, c.config_source) for c in x.configs}) for x in r.results]
+    assert got == [(32, ErrorCode.none, {"consumer.session.timeout.ms": ("50000", 8)}),
+                   (2, ErrorCode.none, {"retention.ms": ("1000", 1), "cleanup.policy": ("delete", 5)}),
+                   (4, ErrorCode.none, {"num.partitions": ("1", 4)}),
+                   (2, ErrorCode.unknown_topic_or_partition, {})]
