@@ -114,6 +114,8 @@ class Server:
         """Bind and serve on a background thread; returns once the port is open."""
         if self._thread is not None:
             raise RuntimeError("the server is already started")
+        self._ready.clear()
+        self._error = None
         self._thread = threading.Thread(target=self._run, name=f"kgroup-serve-{self.port}", daemon=True)
         self._thread.start()
         self._ready.wait()

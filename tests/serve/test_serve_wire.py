@@ -299,3 +299,19 @@ def test_configs_of_topics_brokers_and_groups_in_one_request(server, wire):
                    (2, ErrorCode.none, {"retention.ms": ("1000", 1), "cleanup.policy": ("delete", 5)}),
                    (4, ErrorCode.none, {"num.partitions": ("1", 4)}),
                    (2, ErrorCode.unknown_topic_or_partition, {})]
+
+
+def test_a_stopped_server_starts_again_with_its_state():
+    """stop() then start(): the same coordinator serves again (a notebook cell re-run)."""
+    s = Server(Coordinator(cluster=Cluster({"orders": 1})))
+    for round_ in range(2):
+        s.start()
+        w = Wire(s)
+        r = w.call("OffsetCommit", 9, group_id="again", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
+                       {"partition_index": 0, "committed_offset": round_, "committed_leader_epoch": -1,
+                        "committed_metadata": ""}]}])
+        assert r.topics[0].partitions[0].error_code == ErrorCode.none
+        w.close()
+        s.stop()
+    assert [row["offset"] for row in s.coordinator.offsets_table()] == [1]
