@@ -34,20 +34,26 @@ _TRANSACTIONAL, _CONTROL = 0x10, 0x20
 #: ListOffsets special timestamps
 _LATEST, _EARLIEST, _MAX_TIMESTAMP = -1, -2, -3
 
-#: api key -> (handler method name, lowest version served); the highest is kio's
-BROKER_APIS: dict[int, tuple[str, int]] = {
-    0: ("produce", 3),
-    1: ("fetch", 4),
-    2: ("list_offsets", 1),
-    3: ("metadata", 0),
-    10: ("find_coordinator", 0),
-    18: ("api_versions", 0),
-    19: ("create_topics", 2),
-    20: ("delete_topics", 1),
-    21: ("delete_records", 0),
-    22: ("init_producer_id", 0),
-    37: ("create_partitions", 0),
-    60: ("describe_cluster", 0),
+#: api key -> (handler method name, lowest version served, highest or None for kio's highest)
+BROKER_APIS: dict[int, tuple[str, int, int | None]] = {
+    0: ("produce", 3, None),
+    1: ("fetch", 4, None),
+    2: ("list_offsets", 1, None),
+    3: ("metadata", 0, None),
+    10: ("find_coordinator", 0, None),
+    18: ("api_versions", 0, None),
+    19: ("create_topics", 2, None),
+    20: ("delete_topics", 1, None),
+    21: ("delete_records", 0, None),
+    # transactions as Kafka's transaction protocol version 1 has them (kgroup.serve.transactions):
+    # InitProducerId v6 is two-phase commit (KIP-939), AddPartitionsToTxn v4+ brokers' only,
+    # EndTxn v5 the version 2 protocol
+    22: ("init_producer_id", 0, 5),
+    24: ("add_partitions_to_txn", 0, 3),
+    25: ("add_offsets_to_txn", 0, None),
+    26: ("end_txn", 0, 4),
+    37: ("create_partitions", 0, None),
+    60: ("describe_cluster", 0, None),
 }
 
 
@@ -71,6 +77,8 @@ class Broker:
         self._produced: asyncio.Future | None = None
         #: called after every produce that appended data (the server's share long polls)
         self.on_data: Any = None
+        #: the transaction coordinator (the server sets it: it needs the group coordinator's door)
+        self.transactions: Any = None
         #: idempotent producers (Kafka's ProducerStateManager, soft state here):
         #: (topic id, partition, producer id) -> (epoch, [(first seq, last seq, base offset)...])
         self._producers: dict[tuple[Any, int, int], tuple[int, list[tuple[int, int, int]]]] = {}
@@ -152,13 +160,10 @@ class Broker:
         return {"throttle_time": 0, **self._coordinator(key_type, req.key)}
 
     def _coordinator(self, key_type: int, key: str) -> dict:
-        if key_type in (0, 2):  # GROUP, SHARE ("group:topicId:partition"): this broker leads them all
+        if key_type in (0, 1, 2):  # GROUP, TRANSACTION, SHARE ("group:topicId:partition"): all here
             return {"error_code": ErrorCode.none, "error_message": None, **self._broker()}
-        # transactions are not served: clients retry, as while a coordinator is loading
-        message = ("kgroup serve has no transaction coordinator" if key_type == 1
-                   else f"unknown coordinator key type {key_type}")
-        code = ErrorCode.coordinator_not_available if key_type == 1 else ErrorCode.invalid_request
-        return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
+        return {"error_code": ErrorCode.invalid_request, "error_message": f"unknown coordinator key type {key_type}",
+                "node_id": -1, "host": "", "port": -1}
 
     # -- DescribeCluster (60) ------------------------------------------------------------
     def describe_cluster(self, req: Any, version: int) -> dict:
@@ -258,11 +263,20 @@ class Broker:
     # -- InitProducerId (22) -------------------------------------------------------------
     def init_producer_id(self, req: Any, version: int) -> dict:
         if req.transactional_id is not None:
-            return {"throttle_time": 0, "error_code": ErrorCode.coordinator_not_available,
-                    "producer_id": -1, "producer_epoch": -1}
+            return self.transactions.init_producer_id(req, version)
         # idempotent producers: a fresh id each time (sequence numbers are kept, not checked)
         return {"throttle_time": 0, "error_code": ErrorCode.none, "producer_id": self.cluster.new_producer_id(),
                 "producer_epoch": 0}
+
+    # -- AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26) ------------------------
+    def add_partitions_to_txn(self, req: Any, version: int) -> dict:
+        return self.transactions.add_partitions(req, version)
+
+    def add_offsets_to_txn(self, req: Any, version: int) -> dict:
+        return self.transactions.add_offsets(req, version)
+
+    def end_txn(self, req: Any, version: int) -> dict:
+        return self.transactions.end_txn(req, version)
 
     # -- Produce (0) ---------------------------------------------------------------------
     def produce(self, req: Any, version: int) -> dict | None:

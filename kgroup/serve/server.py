@@ -34,8 +34,9 @@ from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
 from kgroup.serve.broker import BROKER_APIS, Broker
 from kgroup.serve.configs import Configs
-from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, decode_request, encode_response, frame_size,
-                                  peek_header, request_class)
+from kgroup.serve.transactions import TransactionCoordinator
+from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, RequestFrame, decode_request, encode_response,
+                                  frame_size, peek_header, request_class)
 from kgroup.serve.recording import Exchange, Gate, Recorder
 
 log = logging.getLogger("kgroup.serve")
@@ -52,8 +53,8 @@ _CONFIG_APIS = frozenset({32, 44})
 def _served_apis() -> dict[int, tuple[int, int]]:
     """api key -> (min, max) version: kio's versions of every API the server routes."""
     out: dict[int, tuple[int, int]] = {}
-    for key, (_, lowest) in BROKER_APIS.items():
-        versions = [v for v in supported_versions(key) if v >= lowest]
+    for key, (_, lowest, highest) in BROKER_APIS.items():
+        versions = [v for v in supported_versions(key) if v >= lowest and (highest is None or v <= highest)]
         out[key] = (versions[0], versions[-1])
     for key in HANDLERS:
         if key not in _INTER_BROKER and key not in out:
@@ -82,6 +83,7 @@ class Server:
         self.api_versions = _served_apis()
         self.broker.served = self.api_versions
         self.configs = Configs(self.broker)
+        self.broker.transactions = TransactionCoordinator(self.broker, self._write_txn_markers)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -337,6 +339,17 @@ class Server:
             answer_with = self.configs.describe if api_key == 32 else self.configs.alter
             return answer_with(request.body, request.api_version, groups_part)
         return self._coordinator(api_key, request.body, request, client_host)
+
+    def _write_txn_markers(self, body: Any) -> None:
+        """The transaction coordinator's markers for `__consumer_offsets`, as Kafka's broker
+        sends them to the group coordinator (recorded like any request)."""
+        sender = RequestFrame(27, int(type(body).__version__), 0, "transaction-coordinator", body)
+        answer = self._coordinator(27, body, sender, "/127.0.0.1")
+        for marker in answer.markers:
+            for t in marker.topics:
+                for p in t.partitions:
+                    if p.error_code != ErrorCode.none:
+                        log.warning("WriteTxnMarkers for %s-%s: %s", t.name, p.partition_index, p.error_code)
 
     def _coordinator(self, api_key: int, body: Any, request: Any, client_host: str) -> Any:
         """`body` through `Coordinator.handle`, recorded when recording."""
