@@ -99,11 +99,6 @@ def encode_response(correlation_id: int, response: Any) -> bytes:
     return bytes(data)
 
 
-def response_for(api_key: int, api_version: int) -> type:
-    """kio's response class of the API version."""
-    return response_class(api_key, api_version)
-
-
 def encode_request(correlation_id: int, request: Any, client_id: str | None = "kgroup") -> bytes:
     """A whole request frame for a kio request (what a client sends; for tests and tools)."""
     cls = type(request)

@@ -13,7 +13,7 @@ import functools
 import struct
 from typing import Any
 
-from kio.serial._introspect import (EntityField, EntityTupleField, PrimitiveField, PrimitiveTupleField,
+from kio.serial._introspect import (EntityField, EntityTupleField, PrimitiveTupleField,
                                     classify_field, get_field_tag, get_schema_field_type, is_optional)
 
 _FIXED = {"int8": 1, "uint8": 1, "bool": 1, "int16": 2, "uint16": 2, "error_code": 2, "int32": 4, "uint32": 4,
