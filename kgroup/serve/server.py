@@ -188,6 +188,17 @@ class Server:
             self._gate.open()
         self.call(resume)
 
+    def advance(self, ms: int) -> None:
+        """While paused: move the coordinator's clock by `ms`, firing its timers (sessions,
+        rebalance timeouts, delays), recorded as a "timers" exchange."""
+        if not self._gate.paused:
+            raise RuntimeError("advance() moves a paused server's clock; a running one follows the wall clock")
+        self.call(self._sync_clock, ms)
+
+    def _due(self) -> bool:
+        deadline = self.coordinator.timers.next_deadline()
+        return deadline is not None and deadline <= self.coordinator.now()
+
     def _request_stop(self) -> None:
         if self._stopping is not None and not self._stopping.done():
             self._stopping.set_result(None)
@@ -233,11 +244,16 @@ class Server:
         # a coordinator ahead of the wall clock (a log from the future) goes on from its time
         self._offset_ms = now - self.coordinator.now()
 
-    def _sync_clock(self) -> None:
-        if self._gate.paused:
-            return
-        behind = _wall_ms() - self._offset_ms - self.coordinator.now()
-        if behind > 0:
+    def _sync_clock(self, by_ms: int | None = None) -> None:
+        """Bring the coordinator's clock to the wall clock (while paused: fire only what is due
+        at the frozen time, or move it by `by_ms` when a notebook says so)."""
+        if by_ms is not None:
+            behind = by_ms
+        elif self._gate.paused:
+            behind = 0
+        else:
+            behind = _wall_ms() - self._offset_ms - self.coordinator.now()
+        if behind > 0 or (behind == 0 and self._due()):
             mark = self._recorder.mark() if self._recorder is not None else None
             before = len(self.coordinator.share_state_log)
             self.coordinator.advance(behind)

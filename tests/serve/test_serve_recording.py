@@ -75,3 +75,25 @@ def test_pause_holds_coordinator_requests_and_the_clock_until_stepped(recorded):
     assert other.call("OffsetCommit", 9, **COMMIT).topics[0].partitions[0].error_code == ErrorCode.none
     w.close()
     other.close()
+
+
+def test_while_paused_due_timers_fire_and_advance_moves_the_clock(recorded):
+    """A held JoinGroup stepped through completes (the rebalance delay, 0 here, is due at the
+    frozen time); `advance(ms)` is the only thing that moves a paused server's clock."""
+    recorded.pause()
+    frozen = recorded.call(recorded.coordinator.now)
+    w = Wire(recorded)
+    w.send("JoinGroup", 9, group_id="paused", session_timeout=10_000, rebalance_timeout=10_000, member_id="",
+           group_instance_id="i-1", protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}],
+           reason=None)
+    wait_until(lambda: recorded.held() == ["kgroup: JoinGroup"], 5, "the join to be held")
+    recorded.step()
+    _, joined = w.receive("JoinGroup", 9)
+    assert joined.error_code == ErrorCode.none and recorded.call(recorded.coordinator.now) == frozen
+    recorded.advance(60_000)  # past the session timeout: the static member is removed
+    assert recorded.call(recorded.coordinator.now) == frozen + 60_000
+    assert recorded.call(lambda: recorded.coordinator.groups["paused"].state) == "Empty"
+    timers = [x for x in recorded.exchanges() if x.api == "timers"]
+    assert any("GroupMetadata" in [type(r).__name__ for r in x.records] for x in timers)
+    recorded.resume()
+    w.close()
