@@ -75,6 +75,7 @@ ConsumerGroupRegularExpressionKey = ConsumerGroupRegularExpression.Key
 ConsumerGroupRegularExpressionValue = ConsumerGroupRegularExpression.Value
 StreamsGroupMetadataKey = StreamsGroupMetadata.Key
 StreamsGroupMetadataValue = StreamsGroupMetadata.Value
+StreamsGroupMetadataValue41 = StreamsGroupMetadata.EARLIER_VALUES[0]  # Kafka 4.1's layout
 StreamsGroupPartitionMetadataKey = StreamsGroupPartitionMetadata.Key
 StreamsGroupPartitionMetadataValue = StreamsGroupPartitionMetadata.Value
 StreamsGroupMemberMetadataKey = StreamsGroupMemberMetadata.Key
@@ -121,7 +122,7 @@ __all__ = [
     "ShareGroupStatePartitionMetadata", "ShareGroupStatePartitionMetadataKey",
     "ShareGroupStatePartitionMetadataValue", "ConsumerGroupRegularExpression",
     "ConsumerGroupRegularExpressionKey", "ConsumerGroupRegularExpressionValue",
-    "StreamsGroupMetadata", "StreamsGroupMetadataKey", "StreamsGroupMetadataValue",
+    "StreamsGroupMetadata", "StreamsGroupMetadataKey", "StreamsGroupMetadataValue", "StreamsGroupMetadataValue41",
     "StreamsGroupPartitionMetadata", "StreamsGroupPartitionMetadataKey",
     "StreamsGroupPartitionMetadataValue", "StreamsGroupMemberMetadata",
     "StreamsGroupMemberMetadataKey", "StreamsGroupMemberMetadataValue",

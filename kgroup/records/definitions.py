@@ -301,6 +301,12 @@ SHARE_GROUP_STATE_PARTITION_METADATA = RecordSchema(
 
 _KEY_VALUE_FIELDS = (F("Key", "string"), F("Value", "string"))
 
+# KIP-1331 (KAFKA-20621, trunk 2026): the topology epoch whose description the plugin stores
+# (-2: uncertain) and the one it rejected for good; -1 for none.
+_DESCRIPTION_EPOCH_FIELDS = (
+    F("StoredDescriptionTopologyEpoch", "int32", tag=2, default=-1),
+    F("FailedDescriptionTopologyEpoch", "int32", tag=3, default=-1),
+)
 STREAMS_GROUP_METADATA = RecordSchema(
     17, "StreamsGroupMetadata",
     _group_key("StreamsGroupMetadataKey"),
@@ -308,12 +314,24 @@ STREAMS_GROUP_METADATA = RecordSchema(
             F("Epoch", "int32"),
             F("MetadataHash", "int64"),
             F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
-            F("AssignmentConfigs", [S("AssignmentConfig", *_KEY_VALUE_FIELDS)]),
-            # KIP-1331 (KAFKA-20621, trunk 2026): the topology epoch whose description the plugin
-            # stores (-2: uncertain) and the one it rejected for good; -1 for none.
-            F("StoredDescriptionTopologyEpoch", "int32", tag=2, default=-1),
-            F("FailedDescriptionTopologyEpoch", "int32", tag=3, default=-1),
+            # KAFKA-19765 (4.2+): the assignment configs the last target assignment was computed
+            # with; null in a record written before they were kept (read as the defaults).
+            F("LastAssignmentConfigs", [S("LastAssignmentConfig", *_KEY_VALUE_FIELDS)],
+              nullable="0+", tag=1, default=None),
+            *_DESCRIPTION_EPOCH_FIELDS,
             flexible="0+"),
+    # Kafka 4.1's layout of the same version 0 (the schema was "subject to non-backwards-compatible
+    # changes" before KIP-1071's GA): the configs as an untagged array. kgroup wrote it, with the
+    # KIP-1331 tags, until it followed 4.2; such values still decode, re-encode and render as written.
+    earlier_values=(
+        Message("StreamsGroupMetadataValue41",
+                F("Epoch", "int32"),
+                F("MetadataHash", "int64"),
+                F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
+                F("AssignmentConfigs", [S("AssignmentConfig", *_KEY_VALUE_FIELDS)]),
+                *_DESCRIPTION_EPOCH_FIELDS,
+                flexible="0+"),
+    ),
 )
 
 # Obsolete: superseded by MetadataHash.

@@ -56,6 +56,9 @@ class CoordinatorRecord(tuple):
     #: with that version's layout (its unknown tagged fields kept)
     FORWARD_COMPATIBLE: ClassVar[bool]
     DEFAULT_VERSION: ClassVar[int]         # the value version Kafka writes today
+    #: value classes of earlier layouts of the same versions (`RecordSchema.earlier_values`): a
+    #: record holding one re-encodes and renders in that layout
+    EARLIER_VALUES: ClassVar[tuple[type[StructBase], ...]]
     SCHEMA: ClassVar[RecordSchema]
     _VALUE_DECODERS: ClassVar[dict[int, Callable]]
 
@@ -73,6 +76,7 @@ class CoordinatorRecord(tuple):
         cls.TOPIC = schema.topic
         cls.Key = build_message_classes(schema.key)
         cls.Value = build_message_classes(schema.value)
+        cls.EARLIER_VALUES = tuple(build_message_classes(m) for m in schema.earlier_values)
         cls.VALUE_VERSIONS = schema.value.version_list
         cls.HIGHEST_VERSION = schema.value.version_list[-1]
         cls.FORWARD_COMPATIBLE = schema.value.is_flexible(cls.HIGHEST_VERSION)
@@ -94,7 +98,7 @@ class CoordinatorRecord(tuple):
             if version is not None:
                 raise ValueError(f"a {cls.NAME} tombstone has no value version (got {version})")
         else:
-            if value.__class__ is not cls.Value:
+            if value.__class__ is not cls.Value and value.__class__ not in cls.EARLIER_VALUES:
                 raise TypeError(f"{cls.NAME} value must be a {cls.Value.__name__}, "
                                 f"not {type(value).__name__}")
             if version is None:
@@ -207,8 +211,29 @@ def value_decoder(cls: type[CoordinatorRecord], version: int) -> Callable:
         dec = get_decoder(m, layout, m.is_flexible(layout), True, wrap=cls)
         if layout != version:
             dec = _newer_version_decoder(cls, dec, version)
+        earlier = [get_decoder(e, version, e.is_flexible(version), True, wrap=cls)
+                   for e in cls.SCHEMA.earlier_values if version in e.valid]
+        if earlier:
+            dec = _either_layout_decoder(dec, earlier)
         cls._VALUE_DECODERS[version] = dec
     return dec
+
+
+def _either_layout_decoder(dec: Callable, earlier: list[Callable]) -> Callable:
+    """The current layout first; when it does not read the bytes exactly (a failure, trailing
+    bytes), each earlier layout of that version in turn. No version number tells the layouts
+    apart, so only the bytes can; if none reads them, the current layout's failure stands."""
+    def decode(buf: bytes, key: StructBase) -> CoordinatorRecord:
+        try:
+            return dec(buf, key)
+        except DecodeFailure as failure:
+            for other in earlier:
+                try:
+                    return other(buf, key)
+                except DecodeFailure:
+                    pass
+            raise failure from None
+    return decode
 
 
 def _newer_version_decoder(cls: type[CoordinatorRecord], dec: Callable, version: int) -> Callable:
@@ -222,7 +247,10 @@ def value_encoder(cls: type[CoordinatorRecord], version: int) -> Callable:
     """``encode(value) -> bytes`` at `version` (a newer one: its number, `layout_version`'s layout)."""
     m = cls.SCHEMA.value
     layout = cls.layout_version(version)
-    return get_encoder(m, layout, m.is_flexible(layout), True, prefix=None if layout == version else version)
+    enc = get_encoder(m, layout, m.is_flexible(layout), True, prefix=None if layout == version else version)
+    if not cls.EARLIER_VALUES:
+        return enc
+    return _by_layout(cls, enc, lambda e: get_encoder(e, layout, e.is_flexible(layout), True))
 
 
 def value_renderer(cls: type[CoordinatorRecord], version: int) -> Callable:
@@ -230,7 +258,19 @@ def value_renderer(cls: type[CoordinatorRecord], version: int) -> Callable:
     Kafka's converters do; unknown tagged fields are never printed)."""
     m = cls.SCHEMA.value
     layout = cls.layout_version(version)
-    return get_renderer(m, layout, m.is_flexible(layout))
+    render = get_renderer(m, layout, m.is_flexible(layout))
+    if not cls.EARLIER_VALUES:
+        return render
+    return _by_layout(cls, render, lambda e: get_renderer(e, layout, e.is_flexible(layout)))
+
+
+def _by_layout(cls: type[CoordinatorRecord], current: Callable, compile_: Callable) -> Callable:
+    """`current` for a value of the current layout, `compile_(message)` for one of an earlier layout."""
+    others = {e.cls: compile_(e) for e in cls.SCHEMA.earlier_values}
+
+    def dispatch(value: StructBase) -> Any:
+        return others.get(value.__class__, current)(value)
+    return dispatch
 
 
 def key_renderer(cls: type[CoordinatorRecord]) -> Callable:
@@ -413,7 +453,20 @@ class ConsumerGroupRegularExpression(CoordinatorRecord, schema=defs.CONSUMER_GRO
 
 
 class StreamsGroupMetadata(CoordinatorRecord, schema=defs.STREAMS_GROUP_METADATA):
-    """A streams group (KIP-1071): epoch, metadata hash, assignment configs."""
+    """A streams group (KIP-1071): epoch, metadata hash, the last assignment configs.
+
+    Its value is a `StreamsGroupMetadataValue` (Kafka 4.2+: the configs in tagged
+    `last_assignment_configs`, None when not kept) or, read from a 4.1-era log, a
+    `StreamsGroupMetadataValue41` (untagged `assignment_configs`); `assignment_configs()` reads either.
+    """
+
+    def assignment_configs(self) -> dict[str, str] | None:
+        """The configs the record keeps as a dict; None when it keeps none (Kafka: the defaults)."""
+        value = self[1]
+        if value is None:
+            return None
+        kvs = value.assignment_configs if value.__class__ is not self.Value else value.last_assignment_configs
+        return None if kvs is None else {kv.key: kv.value for kv in kvs}
 
 
 class StreamsGroupPartitionMetadata(CoordinatorRecord, schema=defs.STREAMS_GROUP_PARTITION_METADATA):

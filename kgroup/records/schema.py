@@ -213,3 +213,6 @@ class RecordSchema:
     value: Message
     default_version: int = 0
     topic: str = "__consumer_offsets"
+    #: earlier layouts of the value's version(s) (a schema changed without a version bump):
+    #: tried in order when `value` does not read a value's bytes exactly
+    earlier_values: tuple[Message, ...] = ()

@@ -20,7 +20,7 @@ from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.share import group as SG
 from kgroup.groups.share.group import InitTopic, ShareGroupMember, StatePartitionMetadata
 from kgroup.protocol import request
-from kgroup.records import GroupMetadata, GroupMetadataKey, GroupMetadataValue
+from kgroup.records import GroupMetadata, GroupMetadataKey, GroupMetadataValue, StreamsGroupMetadata, decode_record
 from kgroup_testing import heartbeat, subscription_v0
 from streams_kafka import StreamsTopicFixture, kafka_member, streams_group_records
 
@@ -134,23 +134,27 @@ def test_a_kafka_written_share_group_continues_without_a_bump(group, profile):
     assert (g.group_epoch, g.assignment_epoch) == (epoch, epoch)
 
 
-@settings(max_examples=30, deadline=None)
-@given(group=settled(), profile=profiles, standbys=st.sampled_from(["0", "1"]))
-def test_a_kafka_written_streams_group_continues_without_a_bump(group, profile, standbys):
+def _settled_streams_group(group, standbys: str | None):
+    """The records of a settled Streams group as Kafka writes them, and the cluster; `standbys`
+    None: a group metadata record without LastAssignmentConfigs (from before Kafka 4.2 kept them)."""
     partitions, epoch, owned = group
     fx = StreamsTopicFixture("0", "orders", partitions, seed=5)
-    configs = {"num.standby.replicas": standbys}
     members = [kafka_member(m, member_epoch=epoch, previous_member_epoch=epoch - 1, process_id=f"process-{m}",
                             assigned=fx.tasks(*ps)) for m, ps in owned.items()]
     records = streams_group_records(GROUP, epoch, members=members, topology=fx.topology,
                                     targets={m: fx.tasks(*ps) for m, ps in owned.items()},
                                     metadata_hash=fx.metadata_hash, validated_topology_epoch=0,
-                                    assignment_configs=configs)
-    # The record holds what the group's configuration said when Kafka wrote it.
-    config = {"group.streams.num.standby.replicas": int(standbys)}
-    c = Coordinator.load(records, cluster=fx.cluster, profile=profile, config=config)
-    before = len(c.log)
+                                    assignment_configs={"num.standby.replicas": standbys or "0"})
+    if standbys is None:
+        i = next(i for i, r in enumerate(records) if type(r) is StreamsGroupMetadata)
+        records[i] = records[i].replace(value=records[i].value.replace(last_assignment_configs=None))
+    # as a dump holds them: bytes, read back in the layout they were written in (Kafka 4.2+'s)
+    return [decode_record(*r.encode()) for r in records], fx.cluster
 
+
+def _streams_heartbeats(c: Coordinator, epoch: int, owned: dict) -> list:
+    """Each member's settled heartbeat: (error, member epoch, active tasks) of the answers."""
+    out = []
     for m, ps in owned.items():
         r = c.handle(request("StreamsGroupHeartbeat", 0, group_id=GROUP, member_id=m, member_epoch=epoch,
                              endpoint_information_epoch=0, instance_id=None, rack_id=None, rebalance_timeout=-1,
@@ -158,7 +162,37 @@ def test_a_kafka_written_streams_group_continues_without_a_bump(group, profile, 
                              standby_tasks=[], warmup_tasks=[], process_id=None, user_endpoint=None,
                              client_tags=None, task_offsets=None, task_end_offsets=None,
                              shutdown_application=False), client_id="kgroup")
-        assert (r.error_code, r.member_epoch, r.active_tasks) == (ErrorCode.none, epoch, None), r
+        out.append((r.error_code, r.member_epoch, r.active_tasks))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(group=settled(), profile=profiles, standbys=st.sampled_from(["0", "1"]))
+def test_a_kafka_written_streams_group_continues_without_a_bump(group, profile, standbys):
+    partitions, epoch, owned = group
+    records, cluster = _settled_streams_group(group, standbys)
+    # The record holds what the group's configuration said when Kafka wrote it.
+    config = {"group.streams.num.standby.replicas": int(standbys)}
+    c = Coordinator.load(records, cluster=cluster, profile=profile, config=config)
+    before = len(c.log)
+
+    assert _streams_heartbeats(c, epoch, owned) == [(ErrorCode.none, epoch, None)] * len(owned)
     assert [e.record for e in list(c.log)[before:]] == []
     g = c.groups[GROUP]
     assert (g.group_epoch, g.assignment_epoch) == (epoch, epoch)
+
+
+@settings(max_examples=10, deadline=None)
+@given(group=settled(), profile=profiles)
+def test_a_streams_group_from_before_kafka_kept_its_assignment_configs_records_them_once(group, profile):
+    """A metadata record without LastAssignmentConfigs (null) replays as no configs, as Kafka trunk's
+    replay leaves it: the first heartbeat finds them changed and bumps the group epoch once, writing
+    them, as Kafka's testStreamsGroupEpochShouldNotIncreaseWithAcceptableRecoveryLagConfigChange shows
+    for a group built without them. Kafka 4.2+ always writes them, so its own logs never bump here."""
+    partitions, epoch, owned = group
+    records, cluster = _settled_streams_group(group, None)
+    c = Coordinator.load(records, cluster=cluster, profile=profile)
+    before = len(c.log)
+    _streams_heartbeats(c, epoch, dict(list(owned.items())[:1]))
+    metadata = [e.record for e in list(c.log)[before:] if type(e.record) is StreamsGroupMetadata]
+    assert [(r.value.epoch, r.assignment_configs()) for r in metadata] == [(epoch + 1, {"num.standby.replicas": "0"})]

@@ -803,7 +803,7 @@ def test_streams_group_epoch_increase_with_num_standby_replicas_config_changes(p
     r = streams_heartbeat(c, GROUP, "m", 10, active={S1: [0, 1, 2]}, standby={}, warmup={})
     assert to_data(r) == expected_heartbeat(profile, "m", 11, active={S1: [0, 1, 2]}, standby={}, warmup={})
     metadata = [x for x in records_since(c, before) if type(x).__name__ == "StreamsGroupMetadata"]
-    assert [(v.epoch, [(kv.key, kv.value) for kv in v.assignment_configs]) for v in (x.value for x in metadata)] \
+    assert [(v.epoch, [(kv.key, kv.value) for kv in v.last_assignment_configs]) for v in (x.value for x in metadata)] \
         == [(11, [("num.standby.replicas", "2")])]
     assert c.groups[GROUP].group_epoch == 11
 
@@ -823,7 +823,8 @@ def test_streams_group_epoch_should_not_increase_with_acceptable_recovery_lag_co
     r = streams_heartbeat(c, GROUP, "m", 10, active={S1: range(6)}, standby={}, warmup={})
     assert to_data(r) == expected_heartbeat(profile, "m", 11, lag=50_000)
     metadata = [x.value for x in records_since(c, before) if type(x).__name__ == "StreamsGroupMetadata"]
-    assert [(v.epoch, [kv.key for kv in v.assignment_configs]) for v in metadata] == [(11, ["num.standby.replicas"])]
+    assert [(v.epoch, [kv.key for kv in v.last_assignment_configs]) for v in metadata] \
+        == [(11, ["num.standby.replicas"])]
     alter_group_config(c, GROUP, streams_acceptable_recovery_lag=60_000)
     streams_heartbeat(c, GROUP, "m", 11)
     assert c.groups[GROUP].group_epoch == (12 if profile == "kip" else 11)

@@ -6,7 +6,7 @@ defaults and re-encodes byte for byte; with them, each sits in its tag.
   epoch of each assigned active task; absent, the member epoch stands in;
 - StreamsGroupTargetAssignmentMetadata: `AssignmentTimestamp` (tag 0, KIP-1263);
 - StreamsGroupMetadata: KIP-1331's `StoredDescriptionTopologyEpoch` / `FailedDescriptionTopologyEpoch`
-  (tags 2 and 3, default -1).
+  (tags 2 and 3, default -1), after 4.2's `LastAssignmentConfigs` (tag 1).
 """
 from __future__ import annotations
 
@@ -78,18 +78,24 @@ def test_the_target_assignment_metadata_timestamp_is_tag_0(timestamp, tags):
 
 
 @pytest.mark.parametrize("stored, failed, tags", [
-    (-1, -1, "00"),
-    (7, -1, "01 02 04 00000007"),
-    (-2, 5, "02 02 04 fffffffe 03 04 00000005"),
+    (-1, -1, ""),
+    (7, -1, "02 04 00000007"),
+    (-2, 5, "02 04 fffffffe 03 04 00000005"),
 ])
 def test_the_description_epochs_are_tags_2_and_3(stored, failed, tags):
+    count = "%02x" % (1 + len(tags.split()) // 3)
     value = h("0000", "00000003", "0000000000000000",   # Epoch 3, MetadataHash 0
-              "01",                                     # AssignmentConfigs: empty
+              count, "01 01 01",                        # LastAssignmentConfigs (tag 1, 1 byte): empty
               tags)                                     # ValidatedTopologyEpoch -1 (default) is not written
     rec = decode_record(METADATA_KEY, value)
     assert (rec.value.stored_description_topology_epoch, rec.value.failed_description_topology_epoch) == \
         (stored, failed)
     assert G.group_epoch_record("g", 3, 0, -1, {}, stored, failed).encode() == (METADATA_KEY, value)
+    # kgroup wrote them after Kafka 4.1's untagged AssignmentConfigs for a while: still read, kept as written
+    old = h("0000", "00000003", "0000000000000000", "01", "%02x" % (len(tags.split()) // 3), tags)
+    rec = decode_record(METADATA_KEY, old)
+    assert (rec.value.stored_description_topology_epoch, rec.value.failed_description_topology_epoch,
+            rec.value.assignment_configs, rec.encode()) == (stored, failed, [], (METADATA_KEY, old))
 
 
 def test_a_metadata_record_kgroup_writes_keeps_the_groups_description_epochs():

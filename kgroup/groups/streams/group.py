@@ -428,12 +428,17 @@ def _task_ids(cls: Any, tasks: Mapping[str, Iterable[int]]) -> list:
 
 
 def group_epoch_record(group_id: str, epoch: int, metadata_hash: int, validated_topology_epoch: int,
-                       assignment_configs: Mapping[str, str], stored_description_topology_epoch: int = -1,
+                       assignment_configs: Mapping[str, str] | None, stored_description_topology_epoch: int = -1,
                        failed_description_topology_epoch: int = -1) -> Any:
+    """Kafka's `newStreamsGroupMetadataRecord`, in 4.2+'s layout (`LastAssignmentConfigs`, tag 1).
+    `assignment_configs` None writes none (null), as records from before Kafka kept them; kgroup
+    always writes them, as Kafka does."""
     V = R.StreamsGroupMetadataValue
+    configs = None if assignment_configs is None else [
+        V.LastAssignmentConfig(key=k, value=v) for k, v in sorted(assignment_configs.items())]
     return R.StreamsGroupMetadata(R.StreamsGroupMetadataKey(group_id=group_id), V(
         epoch=epoch, metadata_hash=metadata_hash, validated_topology_epoch=validated_topology_epoch,
-        assignment_configs=[V.AssignmentConfig(key=k, value=v) for k, v in sorted(assignment_configs.items())],
+        last_assignment_configs=configs,
         stored_description_topology_epoch=stored_description_topology_epoch,
         failed_description_topology_epoch=failed_description_topology_epoch))
 

@@ -13,8 +13,8 @@ from kgroup.groups.modern import persisted_group as modern_persisted_group
 from kgroup.metrics import record_streams_rebalance
 from kgroup.runtime import replays
 
-from .group import (EMPTY_TASKS, StreamsGroup, StreamsGroupMember, assignment_from_value, member_from_value,
-                    target_from_value)
+from .group import (EMPTY_TASKS, StreamsGroup, StreamsGroupMember,
+                    assignment_from_value, member_from_value, target_from_value)
 from .topology import Topology
 
 if TYPE_CHECKING:
@@ -50,7 +50,9 @@ def _metadata(c: "Coordinator", entry: Any) -> None:
     group.group_epoch = value.epoch
     group.metadata_hash = value.metadata_hash
     group.validated_topology_epoch = value.validated_topology_epoch
-    group.assignment_configs = {kv.key: kv.value for kv in value.assignment_configs}
+    # Either layout; none kept (null: written before Kafka 4.2 kept them) is an empty map, as Kafka's
+    # replay leaves it: the next heartbeat sees the configs changed and bumps once, as Kafka does.
+    group.assignment_configs = entry.record.assignment_configs() or {}
     group.stored_description_topology_epoch = value.stored_description_topology_epoch
     group.failed_description_topology_epoch = value.failed_description_topology_epoch
 
