@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import OffsetCommitContext
+from kgroup.groups.base import CommitPartitionValidator, OffsetCommitContext
 from kgroup.protocol import get, ms
 from kgroup.records import LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
 from kgroup.runtime import HANDLERS, Result, on_metadata_update, replays, simple_group
@@ -168,7 +168,7 @@ class OffsetsManager:
     def _topic_id(self, name: str) -> Any:
         return self.c.cluster.topic_id(name) if name in self.c.cluster else None
 
-    def _validate_commit(self, group_id: str, ctx: OffsetCommitContext) -> None:
+    def _validate_commit(self, group_id: str, ctx: OffsetCommitContext) -> CommitPartitionValidator | None:
         group = self.c.groups.get(group_id)
         if group is None:
             if ctx.generation_id_or_member_epoch < 0:
@@ -178,7 +178,7 @@ class OffsetsManager:
                 raise KafkaError(ErrorCode.group_id_not_found, f"group {group_id!r} does not exist")
             else:
                 raise KafkaError(ErrorCode.illegal_generation, f"group {group_id!r} does not exist")
-        group.validate_offset_commit(ctx)
+        return group.validate_offset_commit(ctx)
 
     # -- OffsetCommit and TxnOffsetCommit ---------------------------------------------
     def offset_commit(self, req: Any, version: int) -> Result:
@@ -211,10 +211,9 @@ class OffsetsManager:
                 # (GroupCoordinatorService.commitTransactionalOffsets, TransactionCoordinator.
                 # handleVerifyPartitionsInTransaction)
                 raise KafkaError(ErrorCode.invalid_producer_id_mapping, "no transaction has producer id -1")
-            self._validate_commit(group_id, ctx)
+            check = self._validate_commit(group_id, ctx)
         except KafkaError as e:
-            code = e.code
-            return Result(self._commit_response(req, lambda t, p: code))
+            return self._refused(req, e, transactional)
         group = self.c.groups.get(group_id)
         if group is not None and not transactional:
             group.after_offset_commit(self.c, ctx)
@@ -224,7 +223,7 @@ class OffsetsManager:
         max_metadata = self.c.config["offset.metadata.max.bytes"]
         records, errors = [], {}
         for topic in req.topics:
-            name, _ = self._topic_name(topic, version)
+            name, topic_id = self._topic_name(topic, version)
             for p in topic.partitions:
                 metadata = p.committed_metadata
                 if name is None:
@@ -232,10 +231,24 @@ class OffsetsManager:
                 elif metadata is not None and len(metadata) > max_metadata:
                     errors[(id(topic), p.partition_index)] = ErrorCode.offset_metadata_too_large
                 else:
+                    if check is not None:
+                        try:
+                            check(name, topic_id if version >= 10 else self._topic_id(name), p.partition_index)
+                        except KafkaError as e:
+                            # Kafka's validator throws out of the commit's loop: nothing is written
+                            return self._refused(req, e, transactional)
                     records.append(offset_commit_record(
                         group_id, name, p.partition_index, p.committed_offset,
                         get(p, "committed_leader_epoch", -1), metadata or "", now, expire))
         return Result(self._commit_response(req, lambda t, p: errors.get((id(t), p), ErrorCode.none)), records)
+
+    def _refused(self, req: Any, e: KafkaError, transactional: bool) -> Result:
+        """A refused commit: every partition answers the error. TxnOffsetCommit has no
+        STALE_MEMBER_EPOCH: Kafka answers ILLEGAL_GENERATION (`validateTransactionalOffsetCommit`)."""
+        code = e.code
+        if transactional and code == ErrorCode.stale_member_epoch:
+            code = ErrorCode.illegal_generation
+        return Result(self._commit_response(req, lambda t, p: code))
 
     def _commit_response(self, req: Any, error_of) -> dict:
         return {"throttle_time": 0, "topics": [

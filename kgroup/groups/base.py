@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 
 class GroupType(str, enum.Enum):
@@ -33,6 +33,12 @@ class OffsetCommitContext:
     api_version: int
 
 
+#: Kafka's `CommitPartitionValidator` (KIP-1251): called as ``check(topic name, topic id or None,
+#: partition)`` for each partition an accepted commit would write; raises KafkaError to refuse it,
+#: and with it the whole commit (Kafka's validator throws out of the commit's loop)
+CommitPartitionValidator = Callable[[str, Any, int], None]
+
+
 class Group(ABC):
     """A group as the coordinator keeps it (rebuilt by record replay)."""
 
@@ -53,8 +59,10 @@ class Group(ABC):
     def is_empty(self) -> bool: ...
 
     @abstractmethod
-    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
-        """Raise KafkaError when this member may not commit offsets now."""
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> CommitPartitionValidator | None:
+        """Raise KafkaError when this member may not commit offsets now; otherwise None (every
+        partition may be committed) or a per-partition check (a member committing with an older
+        epoch, KIP-1251)."""
 
     def after_offset_commit(self, coordinator: Any, ctx: OffsetCommitContext) -> None:
         """Called after a valid (non-transactional) OffsetCommit; classic members keep

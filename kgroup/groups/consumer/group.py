@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
                                   EpochAssignment, MemberState, ModernGroup, ModernGroupState,
@@ -119,32 +119,42 @@ class ConsumerGroup(ModernGroup):
     def protocol_type(self) -> str:
         return CONSUMER_PROTOCOL_TYPE
 
-    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
-        """Kafka's `ConsumerGroup.validateOffsetCommit` (strict epoch check; see notes)."""
-        if ctx.generation_id_or_member_epoch < 0 and not self.members:
-            return  # an admin-style commit to an empty group
-        if ctx.is_transactional:
-            member = self.members.get(ctx.member_id)
-            if member is None:
-                raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
-            if ctx.generation_id_or_member_epoch != member.member_epoch:
-                raise KafkaError(ErrorCode.illegal_generation if member.uses_classic_protocol
-                                 else ErrorCode.stale_member_epoch)
-            return
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> CommitPartitionValidator | None:
+        """Kafka's `ConsumerGroup.validateOffsetCommit`. The member's epoch commits everything; a
+        newer one is refused; an older one (KIP-1251: the member has not heard of its new epoch
+        yet) commits only partitions it still holds since that epoch or before."""
+        epoch = ctx.generation_id_or_member_epoch
+        if epoch < 0 and not self.members:
+            return None  # an admin-style commit to an empty group
+        if ctx.is_transactional and epoch == -1 and not ctx.member_id and ctx.group_instance_id is None:
+            return None  # TxnOffsetCommit does not require the member's fields
         member = self.members.get(ctx.member_id)
         if member is None:
             raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
-        if member.uses_classic_protocol:
-            if ctx.generation_id_or_member_epoch != member.member_epoch:
-                raise KafkaError(ErrorCode.illegal_generation, "the generation id does not match the member epoch")
-            return
-        if ctx.api_version < 9:
+        if not ctx.is_transactional and not member.uses_classic_protocol and ctx.api_version < 9:
             raise KafkaError(ErrorCode.unsupported_version,
                              "OffsetCommit version 9 or above must be used by members using the consumer group protocol")
-        if ctx.generation_id_or_member_epoch != member.member_epoch:
-            raise KafkaError(ErrorCode.stale_member_epoch,
-                             f"the member epoch {ctx.generation_id_or_member_epoch} is not the current "
-                             f"epoch {member.member_epoch}")
+        # a classic member commits with its generation: refused as a classic group refuses it
+        refused = ErrorCode.illegal_generation if member.uses_classic_protocol else ErrorCode.stale_member_epoch
+        if epoch == member.member_epoch:
+            return None
+        if epoch > member.member_epoch:
+            raise KafkaError(refused, f"Received member epoch {epoch} is newer than current member epoch "
+                                      f"{member.member_epoch}.")
+
+        def check(topic: str, topic_id: Any, partition: int) -> None:
+            """Kafka's `createAssignmentEpochValidator`: the partition is the member's (assigned or
+            pending revocation) since `epoch` or before."""
+            held = member.assigned_partitions.get(topic_id, {}).get(partition)
+            if held is None:
+                held = member.partitions_pending_revocation.get(topic_id, {}).get(partition)
+            if held is None:
+                raise KafkaError(refused, f"Partition {topic}-{partition} is not assigned or pending revocation "
+                                          "for member.")
+            if epoch < held:
+                raise KafkaError(refused, f"Received member epoch {epoch} is older than assignment epoch {held} "
+                                          f"for partition {topic}-{partition}.")
+        return check
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         if member_epoch < 0 and member_id is None:

@@ -17,7 +17,7 @@ from typing import Any
 from kgroup.assignors.streams.api import TaskId, TaskSets
 from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.modern import MemberState, ModernGroup, ReplayError
 from kgroup import records as R
@@ -218,20 +218,50 @@ class StreamsGroup(ModernGroup):
             return StreamsGroupState.NOT_READY
         return str(self.modern_state)
 
-    def validate_offset_commit(self, ctx: OffsetCommitContext) -> None:
-        """As Kafka's `StreamsGroup.validateOffsetCommit`: the member's current epoch."""
-        if ctx.generation_id_or_member_epoch < 0 and not self.members:
-            return  # an admin commit to an empty group
+    def validate_offset_commit(self, ctx: OffsetCommitContext) -> CommitPartitionValidator | None:
+        """Kafka's `StreamsGroup.validateOffsetCommit`: the member's epoch commits everything; a newer
+        one is refused; an older one (KIP-1251) commits only partitions of active tasks the member
+        holds (assigned or pending revocation) since that epoch or before."""
+        epoch = ctx.generation_id_or_member_epoch
+        if epoch < 0 and not self.members:
+            return None  # an admin commit to an empty group
+        if ctx.is_transactional and epoch == -1 and not ctx.member_id and ctx.group_instance_id is None:
+            return None  # TxnOffsetCommit does not require the member's fields
         member = self.members.get(ctx.member_id)
         if member is None:
             raise KafkaError(ErrorCode.unknown_member_id, f"member {ctx.member_id} is not in group {self.group_id}")
-        if member.uses_classic_protocol and ctx.generation_id_or_member_epoch != member.member_epoch:
-            # A classic member commits with its generation, which is its member epoch (KIP-848 rule).
-            raise KafkaError(ErrorCode.illegal_generation, "the generation id does not match the member epoch")
-        if ctx.generation_id_or_member_epoch != member.member_epoch:
+        if member.uses_classic_protocol:
+            # kgroup's migration: a classic member commits with its generation, its member epoch
+            if epoch != member.member_epoch:
+                raise KafkaError(ErrorCode.illegal_generation, "the generation id does not match the member epoch")
+            return None
+        if not ctx.is_transactional and ctx.api_version < 9:
+            raise KafkaError(ErrorCode.unsupported_version,
+                             "OffsetCommit version 9 or above must be used by members using the streams group protocol")
+        if epoch == member.member_epoch:
+            return None
+        if epoch > member.member_epoch:
             raise KafkaError(ErrorCode.stale_member_epoch,
-                             f"the member epoch {ctx.generation_id_or_member_epoch} is not the current "
-                             f"epoch {member.member_epoch}")
+                             f"Received member epoch {epoch} is newer than current member epoch {member.member_epoch}.")
+        if self.topology is None:
+            raise KafkaError(ErrorCode.stale_member_epoch, "Topology is not available for offset commit validation.")
+        subtopology_of = {t: s.subtopology_id for s in self.topology.subtopologies
+                          for t in (*s.source_topics, *(r.name for r in s.repartition_source_topics))}
+        active = (member.assigned.active, member.pending_revocation.active)
+
+        def check(topic: str, topic_id: Any, partition: int) -> None:
+            """Kafka's `createAssignmentEpochValidator`: by the task the partition feeds."""
+            subtopology = subtopology_of.get(topic)
+            if subtopology is None:
+                raise KafkaError(ErrorCode.stale_member_epoch, f"Topic {topic} is not in the topology.")
+            if not any(partition in tasks.get(subtopology, ()) for tasks in active):
+                raise KafkaError(ErrorCode.stale_member_epoch,
+                                 f"Task {subtopology}-{partition} is not assigned or pending revocation for member.")
+            held = member.active_epoch_of((subtopology, partition))
+            if epoch < held:
+                raise KafkaError(ErrorCode.stale_member_epoch, f"Received member epoch {epoch} is older than "
+                                 f"assignment epoch {held} for task {subtopology}-{partition}.")
+        return check
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         if member_epoch < 0 and member_id is None:
