@@ -210,8 +210,25 @@ def value_from_json(cls: type[CoordinatorRecord], key: Any, version: int | str |
         raise JsonRecordError(str(exc)) from None
     if cls.NAME == "GroupMetadata" and isinstance(value_data, dict):
         value_data = _collapse_consumer_protocol(value_data)
-    value = struct_from_json(cls.SCHEMA.value, layout, value_data, f"{cls.NAME} value v{v}")
+    value = struct_from_json(_value_layout(cls, layout, value_data), layout, value_data, f"{cls.NAME} value v{v}")
     return cls(key, value, v)
+
+
+def _value_layout(cls: type[CoordinatorRecord], version: int, value_data: Any) -> Any:
+    """The value message whose fields the JSON names: the current layout, or an earlier layout of
+    the same version (`RecordSchema.earlier_values`, e.g. Kafka 4.1's StreamsGroupMetadata with its
+    `assignmentConfigs`) when the JSON has a field only that layout has. No version number tells
+    the layouts apart, so only the field names can."""
+    current = cls.SCHEMA.value
+    if not cls.SCHEMA.earlier_values or type(value_data) is not dict:
+        return current
+    names = set(value_data)
+    if names <= {k for k, *_ in _plan(current, version)}:
+        return current
+    for earlier in cls.SCHEMA.earlier_values:
+        if version in earlier.valid and names <= {k for k, *_ in _plan(earlier, version)}:
+            return earlier
+    return current
 
 
 def record_from_json(record_type: int | str, key_data: Any, version: int | str | None, value_data: Any, *,

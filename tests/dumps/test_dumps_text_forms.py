@@ -307,3 +307,20 @@ def test_index_dumps_in_the_same_output_are_skipped(tmp_path):
     entries, report = _read(_write(tmp_path, "mixed.txt", text))
     assert len(entries) == 7 and {e.partition for e in entries} == {9}
     assert report.garbage_lines == 0
+
+
+def test_a_kafka_41_streams_metadata_json_keeps_its_assignment_configs():
+    # Kafka 4.1's StreamsGroupMetadata value had an untagged `assignmentConfigs`; 4.2+ writes the
+    # tagged `lastAssignmentConfigs`. Same version 0: the JSON's field names pick the layout.
+    from kgroup.dumps.fromjson import record_from_json
+    from kgroup.records import decode_record
+
+    old = {"epoch": 3, "metadataHash": 7, "validatedTopologyEpoch": 0,
+           "assignmentConfigs": [{"key": "num.standby.replicas", "value": "1"}]}
+    r = record_from_json(17, {"groupId": "g"}, 0, old)
+    assert r.value.assignment_configs[0].value == "1"
+    assert '"assignmentConfigs":[{"key":"num.standby.replicas","value":"1"}]' in r.to_json()
+    assert decode_record(*r.encode()) == r            # and its bytes are the 4.1 bytes, both ways
+    new = record_from_json(17, {"groupId": "g"}, 0, {"epoch": 3, "metadataHash": 7, "lastAssignmentConfigs": [
+        {"key": "num.standby.replicas", "value": "1"}]})
+    assert new.value.last_assignment_configs[0].value == "1" and new.encode() != r.encode()
