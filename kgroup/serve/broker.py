@@ -87,7 +87,8 @@ class Broker:
     def _broker(self, id_field: str = "node_id") -> dict:
         return {id_field: NODE_ID, "host": self.host, "port": self.port, "rack": None}
 
-    def _data_arrived(self) -> None:
+    def data_arrived(self) -> None:
+        """New data (or a moved last stable offset): wake the waiting fetches."""
         if self.on_data is not None:
             self.on_data()
         if self._produced is not None and not self._produced.done():
@@ -343,7 +344,7 @@ class Broker:
             if pid >= 0 and seq >= 0:
                 self._remember((topic_id, partition, pid), epoch, seq, lod, base)
             first = base if first is None else first
-        self._data_arrived()
+        self.data_arrived()
         return {"error_code": ErrorCode.none, "base_offset": first,
                 "log_start_offset": self.cluster.log_start_offset(topic, partition)}
 

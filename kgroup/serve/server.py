@@ -34,10 +34,10 @@ from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
 from kgroup.serve.broker import BROKER_APIS, Broker
 from kgroup.serve.configs import Configs
-from kgroup.serve.transactions import TransactionCoordinator
 from kgroup.serve.framing import (MAX_REQUEST_BYTES, FrameError, RequestFrame, decode_request, encode_response,
                                   frame_size, peek_header, request_class)
 from kgroup.serve.recording import Exchange, Gate, Recorder
+from kgroup.serve.transactions import TransactionCoordinator
 
 log = logging.getLogger("kgroup.serve")
 

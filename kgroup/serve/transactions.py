@@ -120,4 +120,4 @@ class TransactionCoordinator:
                 "topics": [{"name": CONSUMER_OFFSETS, "partition_indexes": offsets_partitions}]}]))
         txn.partitions.clear()
         txn.groups.clear()
-        self.broker._data_arrived()  # the last stable offset moved: waiting read_committed fetches
+        self.broker.data_arrived()  # the last stable offset moved: waiting read_committed fetches

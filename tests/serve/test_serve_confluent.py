@@ -126,3 +126,28 @@ def test_admin_lists_and_describes_groups(served):
         assert {tp.partition for tp in described.members[0].assignment.topic_partitions} == {0, 1, 2}
     finally:
         c.close()
+
+
+def test_kip848_regex_subscription_is_resolved_by_the_coordinator():
+    """`^orders-.*` goes to the coordinator as a regular expression (KIP-848): it resolves it
+    against the cluster's topics and assigns the matching ones only."""
+    s = Server(Coordinator(cluster=Cluster({"orders-a": 1, "orders-b": 1, "other": 1}, seed=7),
+                           config={"group.initial.rebalance.delay.ms": 0})).start()
+    try:
+        producer = ck.Producer({"bootstrap.servers": s.bootstrap})
+        for t in ("orders-a", "orders-b", "other"):
+            producer.produce(t, value=t.encode())
+        assert producer.flush(10) == 0
+        c = ck.Consumer({"bootstrap.servers": s.bootstrap, "group.id": "rx", "group.protocol": "consumer",
+                         "auto.offset.reset": "earliest"})
+        try:
+            c.subscribe(["^orders-.*"])
+            assert sorted(m.topic() for m in consume(c, 2, seconds=30)) == ["orders-a", "orders-b"]
+        finally:
+            c.close()
+        regexes = [r for r in written(s, "ConsumerGroupRegularExpression") if r.key.group_id == "rx"]
+        # librdkafka sends its patterns as one expression: "(^orders-.*)"
+        assert regexes and regexes[0].key.regular_expression == "(^orders-.*)"
+        assert regexes[0].value is not None and len(regexes[0].value.topics) == 2
+    finally:
+        s.stop()
