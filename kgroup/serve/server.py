@@ -70,14 +70,17 @@ class Server:
     closes every connection and joins it. A real clock drives the coordinator's timers
     (session timeouts, rebalance delays, offsets expiration) from the moment it starts.
     `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable).
-    `record`: keep every exchange with the coordinator (True: all, a number: the latest ones)."""
+    `record`: keep every exchange with the coordinator (True: all, a number: the latest ones);
+    `record_broker_apis`: keep the broker APIs' exchanges too (Produce, Fetch, Metadata, ...)."""
 
     def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
                  auto_create_topics: bool = False, tick_ms: int = 100,
-                 max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False) -> None:
+                 max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False,
+                 record_broker_apis: bool = False) -> None:
         self.coordinator = coordinator
         self.host, self.port = host, port
         self.tick_ms = tick_ms
+        self.record_broker_apis = record_broker_apis
         self.max_request_bytes = max_request_bytes
         self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics)
         self.api_versions = _served_apis()
@@ -323,12 +326,17 @@ class Server:
                 cached = self._api_versions_frames[version] = encode_response(0, answer)
             # both response headers start with the correlation id, right after the size
             return cached[:4] + correlation_id.to_bytes(4, "big", signed=True) + cached[8:]
+        exchange = None
         try:
             if api_key not in BROKER_APIS:
                 await self._gate.through(f"{request.client_id}: {api_name(api_key)}")
             if api_key == _SHARE_FETCH:
                 await self._share_long_poll(request.body)
             self._sync_clock()
+            if self.record_broker_apis and self._recorder is not None and api_key in BROKER_APIS:
+                exchange = self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=version,
+                                              client_id=request.client_id, client_host=client_host,
+                                              request=request.body)
             answer = self._route(api_key, request, client_host)
             if inspect.isawaitable(answer):
                 answer = await answer
@@ -337,10 +345,12 @@ class Server:
         except Exception:
             log.exception("api key %s v%s failed", api_key, version)
             answer = error_response(request.body, ErrorCode.unknown_server_error)
-        if answer is None:
-            return None
         if isinstance(answer, dict):
             answer = build(response_class(api_key, version), answer)
+        if exchange is not None:
+            exchange.response = answer  # None: a Produce with acks=0 has no answer
+        if answer is None:
+            return None
         return encode_response(correlation_id, answer)
 
     def _route(self, api_key: int, request: Any, client_host: str) -> Any:

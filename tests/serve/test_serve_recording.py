@@ -97,3 +97,13 @@ def test_while_paused_due_timers_fire_and_advance_moves_the_clock(recorded):
     assert any("GroupMetadata" in [type(r).__name__ for r in x.records] for x in timers)
     recorded.resume()
     w.close()
+
+
+def test_broker_apis_are_recorded_when_asked():
+    with Server(Coordinator(cluster=Cluster({"orders": 1})), record=True, record_broker_apis=True) as s:
+        w = Wire(s)
+        w.call("Metadata", 12, topics=None)
+        w.call("OffsetCommit", 9, **COMMIT)
+        w.close()
+        got = [(x.api, type(x.response).__name__) for x in s.exchanges()]
+    assert got == [("Metadata", "MetadataResponse"), ("OffsetCommit", "OffsetCommitResponse")]
