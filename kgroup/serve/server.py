@@ -270,6 +270,7 @@ class Server:
         while True:
             try:
                 self._sync_clock()
+                self.broker.transactions.expire_timed_out()
             except Exception:
                 log.exception("a coordinator timer failed")
             wait = self.tick_ms

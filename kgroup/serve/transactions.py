@@ -8,8 +8,9 @@ on the data partitions (the simulated cluster's `end_transaction`) and a WriteTx
 to the group coordinator for the `__consumer_offsets` partitions of the groups that committed
 offsets in the transaction, which completes (or drops) their TxnOffsetCommits.
 
-Soft state only: unlike Kafka's `__transaction_state`, nothing here is logged; transactions
-are not aborted on their timeout.
+Soft state only: unlike Kafka's `__transaction_state`, nothing here is logged. A transaction
+open longer than its timeout is aborted and its producer fenced (the epoch bumped), as Kafka's
+coordinator does (`expire_timed_out`, run by the server's clock).
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ class Transaction:
     partitions: set[tuple[str, int]] = field(default_factory=set)
     #: groups whose offsets are part of the transaction (AddOffsetsToTxn)
     groups: set[str] = field(default_factory=set)
+    #: when the transaction began (its first partition or group added), coordinator time
+    started_ms: int | None = None
 
     @property
     def state(self) -> str:
@@ -84,6 +87,7 @@ class TransactionCoordinator:
                 rows.append({"partition_index": p, "partition_error_code": code or ErrorCode.none})
             results.append({"name": t.name, "results_by_partition": rows})
         if all(r["partition_error_code"] == ErrorCode.none for t in results for r in t["results_by_partition"]):
+            self._begin(txn)
             txn.partitions |= {(t.name, p) for t in req.v3_and_below_topics for p in t.partitions}
         else:  # all or nothing, as Kafka: the others are OPERATION_NOT_ATTEMPTED
             for t in results:
@@ -96,6 +100,7 @@ class TransactionCoordinator:
         txn = self.transactions.get(req.transactional_id)
         code = self._fenced(txn, req.producer_id, req.producer_epoch)
         if code is None:
+            self._begin(txn)
             txn.groups.add(req.group_id)
         return {"throttle_time": 0, "error_code": code or ErrorCode.none}
 
@@ -107,6 +112,18 @@ class TransactionCoordinator:
         if code is None:
             self._complete(txn, commit=bool(req.committed))
         return {"throttle_time": 0, "error_code": code or ErrorCode.none}
+
+    def _begin(self, txn: Transaction) -> None:
+        if txn.state == "Empty":
+            txn.started_ms = self.broker.coordinator.now()
+
+    def expire_timed_out(self) -> None:
+        """Abort the transactions open longer than their timeout and fence their producers."""
+        now = self.broker.coordinator.now()
+        for txn in self.transactions.values():
+            if txn.state == "Ongoing" and txn.started_ms is not None and now - txn.started_ms > txn.timeout_ms:
+                self._complete(txn, commit=False)
+                txn.producer_epoch += 1
 
     def _complete(self, txn: Transaction, *, commit: bool) -> None:
         for topic, partition in sorted(txn.partitions):
@@ -120,4 +137,5 @@ class TransactionCoordinator:
                 "topics": [{"name": CONSUMER_OFFSETS, "partition_indexes": offsets_partitions}]}]))
         txn.partitions.clear()
         txn.groups.clear()
+        txn.started_ms = None
         self.broker.data_arrived()  # the last stable offset moved: waiting read_committed fetches

@@ -112,3 +112,19 @@ def test_a_new_producer_incarnation_fences_the_old_one(served):
     assert read_all(served, "out", "read_committed", 1, seconds=3) == []
     txn = served.call(lambda: served.broker.transactions.transactions["tx-z"])
     assert (txn.producer_epoch, txn.state) == (1, "Empty")
+
+
+def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(served):
+    producer = ck.Producer({"bootstrap.servers": served.bootstrap, "transactional.id": "tx-slow",
+                            "transaction.timeout.ms": 1000})
+    producer.init_transactions(10)
+    producer.begin_transaction()
+    producer.produce("out", value=b"too late")
+    producer.flush(10)
+    time.sleep(2)  # past transaction.timeout.ms: the server aborts it
+    txn = served.call(lambda: served.broker.transactions.transactions["tx-slow"])
+    assert (txn.state, txn.producer_epoch) == ("Empty", 1)
+    with pytest.raises(ck.KafkaException):
+        producer.commit_transaction(10)
+    stored = served.call(lambda: served.coordinator.cluster.read("out", 0, 0))
+    assert [(b.control, b.committed) for b in stored] == [(False, False), (True, False)]
