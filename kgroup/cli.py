@@ -547,7 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kgroup", formatter_class=_formatter, epilog=_MAIN_EPILOG,
         description="kgroup: Apache Kafka's group coordinator, in process.\nRead __consumer_offsets dumps.")
     parser.add_argument("--version", action="version", version=f"kgroup {__version__}")
-    top = parser.add_subparsers(dest="area", metavar="{dump,serve}")
+    top = parser.add_subparsers(dest="area", metavar="{dump,serve,consumer-groups,streams-groups,share-groups}")
     dump = top.add_parser("dump", help="read __consumer_offsets dumps", formatter_class=_formatter,
                           description="Read __consumer_offsets dumps of any kind.", epilog=_MAIN_EPILOG)
     sub = dump.add_subparsers(dest="command", metavar="{decode,stats,describe,to-parquet}")
