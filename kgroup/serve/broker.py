@@ -49,6 +49,7 @@ BROKER_APIS: dict[int, tuple[str, int, int | None]] = {
     # InitProducerId v6 is two-phase commit (KIP-939), AddPartitionsToTxn v4+ brokers' only,
     # EndTxn v5 the version 2 protocol
     22: ("init_producer_id", 0, 5),
+    23: ("offset_for_leader_epoch", 2, None),
     24: ("add_partitions_to_txn", 0, 3),
     25: ("add_offsets_to_txn", 0, None),
     26: ("end_txn", 0, 4),
@@ -416,6 +417,25 @@ class Broker:
                     elif r.timestamp >= timestamp:
                         return r.offset, r.timestamp
         return best
+
+    # -- OffsetForLeaderEpoch (23) -----------------------------------------------------------
+    def offset_for_leader_epoch(self, req: Any, version: int) -> dict:
+        """Consumers validate their positions (KIP-320): every partition has had one leader
+        epoch, 0, which ends at the log end offset."""
+        topics = []
+        for t in req.topics:
+            parts = []
+            for p in t.partitions:
+                row = {"partition": p.partition, "error_code": self._partition(t.topic, p.partition),
+                       "leader_epoch": -1, "end_offset": -1}
+                if row["error_code"] == ErrorCode.none:
+                    if p.current_leader_epoch > 0:
+                        row["error_code"] = ErrorCode.unknown_leader_epoch  # newer than this leader's
+                    elif p.leader_epoch == 0:
+                        row["leader_epoch"], row["end_offset"] = 0, self.cluster.end_offset(t.topic, p.partition)
+                parts.append(row)
+            topics.append({"topic": t.topic, "partitions": parts})
+        return {"throttle_time": 0, "topics": topics}
 
     # -- Fetch (1) -----------------------------------------------------------------------
     async def fetch(self, req: Any, version: int) -> dict:

@@ -315,3 +315,17 @@ def test_a_stopped_server_starts_again_with_its_state():
         w.close()
         s.stop()
     assert [row["offset"] for row in s.coordinator.offsets_table()] == [1]
+
+
+def test_offset_for_leader_epoch_every_partition_has_epoch_0(server, wire):
+    produce(wire, "audit", 0, batch(b"a", b"b"))
+
+    def ask(current: int, epoch: int):
+        r = wire.call("OffsetForLeaderEpoch", 4, replica_id=-1, topics=[
+            {"topic": "audit", "partitions": [{"partition": 0, "current_leader_epoch": current,
+                                               "leader_epoch": epoch}]}])
+        p = r.topics[0].partitions[0]
+        return p.error_code, p.leader_epoch, p.end_offset
+    assert ask(0, 0) == (ErrorCode.none, 0, 2)
+    assert ask(-1, 3) == (ErrorCode.none, -1, -1)  # no such epoch: undefined
+    assert ask(5, 0)[0] == ErrorCode.unknown_leader_epoch
