@@ -5,6 +5,8 @@ kio's reader (Rust) reserves an array's whole declared size up front: a hostile 
 Kafka's own readers refuse such a frame ("Tried to allocate a collection of size N, but there
 are only M bytes remaining"); this walk applies the same rule, to every array count and every
 string or bytes length, using kio's schema classes. It only checks sizes: kio still decodes.
+It reads the schemas with kio's own field introspection (`kio.serial._introspect`, private: kio
+is pinned below 0.7; tests/serve/test_serve_guard.py walks every served version against kio).
 """
 from __future__ import annotations
 
