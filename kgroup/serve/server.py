@@ -142,6 +142,7 @@ class Server:
                 pass
         self._thread.join(timeout)
         self._thread = None
+        self._loop = None  # call() now runs on the caller's thread: nothing else touches the state
 
     def __enter__(self) -> "Server":
         return self.start()

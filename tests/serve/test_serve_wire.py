@@ -315,6 +315,7 @@ def test_a_stopped_server_starts_again_with_its_state():
         w.close()
         s.stop()
     assert [row["offset"] for row in s.coordinator.offsets_table()] == [1]
+    assert s.call(lambda: len(s.coordinator.offsets_table())) == 1  # after stop: on the caller's thread
 
 
 def test_offset_for_leader_epoch_every_partition_has_epoch_0(server, wire):
