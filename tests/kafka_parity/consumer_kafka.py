@@ -24,11 +24,11 @@ from kgroup.groups.consumer import group as G
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import ms, request
+from kafka_answers import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, answer, ok, written  # noqa: F401  (re-exported)
 
 PROFILES = ["kip", "kafka"]
 #: what the request context says when a test does not set it (Kafka's DEFAULT_CLIENT_ID/ADDRESS)
 CLIENT_ID, CLIENT_HOST = "kgroup", "/127.0.0.1"
-HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS = 5000, 45_000
 
 
 class MockAssignor:
@@ -176,23 +176,10 @@ def join(c: Coordinator, member_id: str, topics=("foo", "bar"), **kw):
     return hb(c, member_id, 0, topics=topics, **kw)
 
 
-def answer(r) -> tuple:
-    """A heartbeat response as Kafka's assertResponseEquals sees it: (error, member id, member
-    epoch, heartbeat interval, assignment by topic id or None when the field is left out)."""
-    assignment = None if r.assignment is None else {tp.topic_id: sorted(tp.partitions)
-                                                     for tp in r.assignment.topic_partitions}
-    return r.error_code, r.member_id, r.member_epoch, ms(r.heartbeat_interval), assignment
 
 
-def ok(member_id: str, epoch: int, assignment: Mapping | None = None, interval: int = HEARTBEAT_INTERVAL_MS) -> tuple:
-    from kgroup import ErrorCode
-    a = None if assignment is None else {t: sorted(ps) for t, ps in assignment.items()}
-    return ErrorCode.none, member_id, epoch, interval, a
 
 
-def written(c: Coordinator, since: int) -> list:
-    """The records appended since log position `since`, in order."""
-    return [c.log.entry_at(i).record for i in range(since, c.position)]
 
 
 def consumer_group(c: Coordinator, group_id: str = "fooup") -> ConsumerGroup:

@@ -30,13 +30,13 @@ from kgroup.groups.share.group import InitTopic, ShareGroup, ShareGroupMember, S
 from kgroup.groups.share.persister import CoordinatorPersister
 from kgroup.groups.share.protocol import ASSIGNOR_KEY, PERSISTER_KEY, session_key
 from kgroup.protocol import ms, request
+from kafka_answers import HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, answer, ok, written  # noqa: F401  (re-exported)
 from tests.share.share_testing import RecordingPersister
 
 PROFILES = ["kip", "kafka"]
 GROUP = "fooup"
 #: Kafka's DEFAULT_CLIENT_ID and DEFAULT_CLIENT_ADDRESS.toString()
 CLIENT_ID, CLIENT_HOST = "client", "localhost/127.0.0.1"
-HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS = 5000, 45_000
 #: when a test's coordinator starts (records that carry a time are built with it)
 T0 = 1_700_000_000_000
 
@@ -138,22 +138,10 @@ def hb(c: Coordinator, member_id: str, epoch: int, topics: Iterable[str] | None 
                     client_id=CLIENT_ID, client_host=CLIENT_HOST)
 
 
-def answer(r) -> tuple:
-    """A heartbeat response as Kafka's assertResponseEquals sees it: (error, member id, member
-    epoch, heartbeat interval, assignment by topic id or None when the field is left out)."""
-    assignment = None if r.assignment is None else {tp.topic_id: sorted(tp.partitions)
-                                                     for tp in r.assignment.topic_partitions}
-    return r.error_code, r.member_id, r.member_epoch, ms(r.heartbeat_interval), assignment
 
 
-def ok(member_id: str, epoch: int, assignment: Mapping | None = None, interval: int = HEARTBEAT_INTERVAL_MS) -> tuple:
-    a = None if assignment is None else {t: sorted(ps) for t, ps in assignment.items()}
-    return ErrorCode.none, member_id, epoch, interval, a
 
 
-def written(c: Coordinator, since: int) -> list:
-    """The `__consumer_offsets` records appended since log position `since`, in order."""
-    return [c.log.entry_at(i).record for i in range(since, c.position)]
 
 
 def calls_since(c: Coordinator, kind: str, since: int = 0) -> list[tuple]:
