@@ -176,12 +176,6 @@ def join(c: Coordinator, member_id: str, topics=("foo", "bar"), **kw):
     return hb(c, member_id, 0, topics=topics, **kw)
 
 
-
-
-
-
-
-
 def consumer_group(c: Coordinator, group_id: str = "fooup") -> ConsumerGroup:
     g = c.groups[group_id]
     assert isinstance(g, ConsumerGroup)

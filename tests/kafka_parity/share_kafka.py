@@ -138,12 +138,6 @@ def hb(c: Coordinator, member_id: str, epoch: int, topics: Iterable[str] | None 
                     client_id=CLIENT_ID, client_host=CLIENT_HOST)
 
 
-
-
-
-
-
-
 def calls_since(c: Coordinator, kind: str, since: int = 0) -> list[tuple]:
     return [call for call in c.soft_state[PERSISTER_KEY].calls[since:] if call[0] == kind]
 
