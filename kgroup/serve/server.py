@@ -445,5 +445,12 @@ def _has_acknowledgements(req: Any) -> bool:
     return any(p.acknowledgement_batches for t in req.topics for p in t.partitions)
 
 
+#: the wall clock once, then a monotonic clock from there: a real clock for the coordinator's
+#: timers that a wall-clock step (NTP, a resumed VM) can neither jump forward, expiring every
+#: session at once, nor hold back
+_WALL_AT_START_MS = int(time.time() * 1000)
+_MONOTONIC_AT_START_NS = time.monotonic_ns()
+
+
 def _wall_ms() -> int:
-    return int(time.time() * 1000)
+    return _WALL_AT_START_MS + (time.monotonic_ns() - _MONOTONIC_AT_START_NS) // 1_000_000

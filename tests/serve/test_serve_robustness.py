@@ -72,9 +72,8 @@ def test_unsupported_version_closes_the_connection(server):
 @pytest.mark.parametrize("size", [-1, 3, 2 ** 31 - 1, 100 * 1024 * 1024 + 1])
 def test_absurd_sizes_close_the_connection_at_once(server, size):
     """Refused from the size alone, before any of the announced bytes arrive."""
-    started = time.monotonic()
     got, closed = raw(server, struct.pack(">i", size), half_close=False)
-    assert (got, closed) == (b"", True) and time.monotonic() - started < 2
+    assert (got, closed) == (b"", True)  # within raw()'s 2 s read timeout, no announced byte sent
     still_serving(server)
 
 
@@ -162,14 +161,11 @@ def test_fuzzed_frames_never_take_the_server_down(server):
     connection; afterwards a normal client works and the coordinator answers."""
     rng = random.Random(20_241_127)
     corpus = _corpus()
-    deadline = time.monotonic() + 40
-    sent = 0
-    while sent < 400 and time.monotonic() < deadline:
+    # a fixed count, whatever the machine's speed; each frame's wait is bounded by raw()'s timeout
+    for sent in range(1, 301):
         raw(server, _mutate(rng, corpus), timeout=0.5)
-        sent += 1
         if sent % 100 == 0:
             still_serving(server)
-    assert sent >= 100
     still_serving(server)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from serve_testing import Wire
+from serve_testing import Wire, wait_until
 
 from kgroup import Cluster, Coordinator
 from kgroup.serve import Server
@@ -121,7 +121,9 @@ def test_a_transaction_open_past_its_timeout_is_aborted_and_its_producer_fenced(
     producer.begin_transaction()
     producer.produce("out", value=b"too late")
     producer.flush(10)
-    time.sleep(2)  # past transaction.timeout.ms: the server aborts it
+    # past transaction.timeout.ms the server aborts it (waited for: a loaded machine is late)
+    wait_until(lambda: served.call(lambda: served.broker.transactions.transactions["tx-slow"].state) == "Empty",
+               15, "the open transaction to be aborted")
     txn = served.call(lambda: served.broker.transactions.transactions["tx-slow"])
     assert (txn.state, txn.producer_epoch) == ("Empty", 1)
     with pytest.raises(ck.KafkaException):

@@ -223,10 +223,11 @@ def test_join_and_sync_wait_for_the_rebalance_without_blocking_others(server):
                 group_instance_id=None, protocol_type="consumer", protocols=protocols, reason=None)
     _, r = member.receive("JoinGroup", 9)
     assert r.error_code == ErrorCode.member_id_required
+    # before sending: the server may read the request (and start the delay) before send() returns
+    started = time.monotonic()
     member.send("JoinGroup", 9, group_id="g", session_timeout=10_000, rebalance_timeout=10_000,
                 member_id=r.member_id, group_instance_id=None, protocol_type="consumer", protocols=protocols,
                 reason=None)
-    started = time.monotonic()
     assert other.call("ApiVersions", 0).error_code == ErrorCode.none  # the loop is free meanwhile
     _, joined = member.receive("JoinGroup", 9)
     assert joined.error_code == ErrorCode.none and joined.leader == joined.member_id, joined
