@@ -585,7 +585,9 @@ def _read_logs(path: str | Path, config: Config, topics: tuple[str, ...] | None 
     """The coordinator logs found under `path` (segment folders), by topic."""
     found: dict[str, OffsetsLog] = {}
     for topic in topics or (CONSUMER_OFFSETS, *LOGS):
-        n = config[LOGS[topic].partitions_config] if topic in LOGS else None
+        # the config's partition count, as Kafka reads its internal topics: partition folders
+        # alone cannot say how many partitions there are (the empty ones leave none)
+        n = config[LOGS[topic].partitions_config if topic in LOGS else "offsets.topic.num.partitions"]
         try:
             log, errors = OffsetsLog.read(path, topic=topic, num_partitions=n)
         except ValueError as exc:

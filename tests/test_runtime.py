@@ -49,6 +49,24 @@ def test_load_from_segment_files_on_disk(coord, tmp_path):
     assert again.offsets_table() == coord.offsets_table()
 
 
+def test_load_from_a_directory_takes_the_configs_partition_count(tmp_path):
+    """A directory's partition folders do not say how many partitions the topic has (empty
+    ones leave none): `offsets.topic.num.partitions` does, as for the coordinator that wrote it."""
+    config = {"offsets.topic.num.partitions": 5}
+    c = Coordinator(cluster=Cluster({"orders": 3}), config=config)
+    commit(c, "a", {("orders", 0): 1})
+    c.log.write(tmp_path)
+    again = Coordinator.load(tmp_path, cluster=c.cluster, config=config)
+    assert (again.num_partitions, again.log.num_partitions) == (5, 5)
+    assert again.partition_for("a") == c.partition_for("a")
+    assert again.offsets_table() == c.offsets_table()
+    commit(again, "b", {("orders", 1): 2})  # and it goes on writing to the right partitions
+    assert again.offsets_table()[-1]["offset"] == 2
+    assert c.partition_for("a") == 2
+    with pytest.raises(ValueError, match="partition 2 found but num_partitions is 1"):  # a folder beyond the count
+        Coordinator.load(tmp_path, cluster=c.cluster, config={"offsets.topic.num.partitions": 1})
+
+
 def test_as_of_shows_earlier_states_without_rerunning(coord):
     scenario(coord)
     assert coord.as_of(0).offsets_table() == []

@@ -13,7 +13,6 @@ from serve_testing import Wire
 from kgroup import Coordinator
 from kgroup.cli import main
 from kgroup.errors import ErrorCode
-from kgroup.log import OffsetsLog
 from kgroup.log.batch import encode_batch
 from kgroup.log.segment import read_segment
 
@@ -55,10 +54,9 @@ def test_serve_until_a_signal_then_write_the_logs(tmp_path, sig):
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert out.splitlines()[-1] == "kgroup serve: stopped"
-    # the offsets log as segments a new coordinator loads
-    log, problems = OffsetsLog.read(tmp_path, topic="__consumer_offsets", num_partitions=5)
-    assert not problems
-    c = Coordinator.load(log, config={"offsets.topic.num.partitions": 5})  # --config reached the coordinator
+    # the offsets log as segments a new coordinator loads from the directory
+    c = Coordinator.load(tmp_path, config={"offsets.topic.num.partitions": 5})  # --config reached the coordinator
+    assert c.log.num_partitions == 5
     assert (tmp_path / f"__consumer_offsets-{c.partition_for('cli-group')}").is_dir()
     assert [(r["group"], r["topic"], r["partition"], r["offset"]) for r in c.offsets_table()] == \
         [("cli-group", "orders", 2, 1)]
