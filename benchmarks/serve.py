@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """How fast does `kgroup serve` answer over loopback?
 
-    python benchmarks/serve.py [--seconds 3] [--connections 1 8] [--records 100000] [--no-clients]
+    python benchmarks/serve.py [--seconds 3] [--connections 1 8] [--records 2000000]
+                               [--consumers 10] [--protocol consumer|classic] [--no-clients]
 
 1. Round trips on the bare wire (requests encoded once, before the clock starts; a client's
    encoding is not the server's cost): ApiVersions (the framing and codec floor), OffsetCommit
-   of one partition (a record written per request), a steady classic Heartbeat; each from 1
-   and from N connections at once (one request in flight per connection, as Kafka clients do
-   for group requests), the clients in other processes.
+   of one partition (a record written per request), steady heartbeats (classic Heartbeat and
+   KIP-848 ConsumerGroupHeartbeat: heartbeats/s served); each from 1 and from N connections at
+   once (one request in flight per connection, as Kafka clients do for group requests), the
+   clients in other processes.
 2. Produce and Fetch of 1 MiB batches on the wire (MiB/s).
-3. With confluent-kafka installed: librdkafka producing `--records` 100-byte records (lz4), then
-   a KIP-848 consumer of one group reading them all (records/s end to end).
+3. With confluent-kafka installed:
+   - a 10-consumer librdkafka group (`--protocol`, KIP-848 by default), one process per
+     consumer, reading `--records` 100-byte records (lz4) produced beforehand: the members
+     join with their partitions paused, and records/s run from the moment all are resumed to
+     the last record any member got (the join is timed apart). Fetch answers
+     with the stored batches as they are: `fetch_reencodes()` checks that every fetched byte
+     is a stored batch's, and the figure says so;
+   - a KIP-848 group of 3 librdkafka consumers, Stable; a 4th joins: the time until the
+     coordinator has the group Stable again with the new member owning partitions.
 
 Wall-clock times on a shared machine; no assertion: the numbers are printed.
 """
@@ -92,6 +101,23 @@ def classic_member(server: Server) -> tuple[str, int]:
     return member_id, generation
 
 
+def steady_consumer_heartbeat(server: Server) -> object:
+    """A Stable one-member KIP-848 group "chb"; its steady heartbeat (nothing changed: the
+    fields a client leaves out once sent)."""
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    sock.sendall(encode_request(1, request(
+        "ConsumerGroupHeartbeat", 1, group_id="chb", member_id="bench-member-00000001", member_epoch=0,
+        instance_id=None, rack_id=None, rebalance_timeout=60_000, subscribed_topic_names=["orders"],
+        subscribed_topic_regex=None, server_assignor=None, topic_partitions=[])))
+    _read_frame(sock)
+    sock.close()
+    group = server.call(lambda: server.coordinator.groups["chb"])
+    member_id, epoch = server.call(lambda: next((m.member_id, m.member_epoch) for m in group.members.values()))
+    return request("ConsumerGroupHeartbeat", 1, group_id="chb", member_id=member_id, member_epoch=epoch,
+                   instance_id=None, rack_id=None, rebalance_timeout=-1, subscribed_topic_names=None,
+                   subscribed_topic_regex=None, server_assignor=None, topic_partitions=None)
+
+
 def wire_benchmarks(args: argparse.Namespace) -> None:
     c = Coordinator(cluster=Cluster({"orders": 8, "bulk": 1}, seed=1),
                     config={"group.initial.rebalance.delay.ms": 0})
@@ -106,6 +132,7 @@ def wire_benchmarks(args: argparse.Namespace) -> None:
                      "committed_metadata": ""}]}]),
             "Heartbeat v4 (steady)": request("Heartbeat", 4, group_id="hb", generation_id=generation,
                                              member_id=member_id, group_instance_id="i-1"),
+            "ConsumerGroupHeartbeat v1 (steady)": steady_consumer_heartbeat(server),
         }
         for name, req in frames.items():
             frame = encode_request(1, req)
@@ -126,34 +153,165 @@ def wire_benchmarks(args: argparse.Namespace) -> None:
         print(f"  {'Fetch v12, 1 MiB':32} {per_s * len(payload) / 2 ** 20:,.0f} MiB/s")
 
 
+def _group_consumer(bootstrap: str, protocol: str, index: int, go, out) -> None:
+    """One member of the benchmark group, in its own process: (first record at, last record
+    at, records read), on the monotonic clock every process shares. Its partitions stay
+    paused until `go` (the whole group assigned): nothing is read twice while partitions move."""
+    import confluent_kafka as ck
+    conf = {"bootstrap.servers": bootstrap, "group.id": "bench-group", "group.protocol": protocol,
+            "auto.offset.reset": "earliest", "enable.auto.commit": False, "client.id": f"bench-{index}"}
+    if protocol == "classic":
+        conf["partition.assignment.strategy"] = "range"
+    consumer = ck.Consumer(conf)
+
+    def on_assign(c, partitions) -> None:
+        (c.incremental_assign if protocol == "consumer" else c.assign)(partitions)
+        if not go.is_set():
+            c.pause(partitions)
+    consumer.subscribe(["orders"], on_assign=on_assign)
+    while not go.is_set():
+        consumer.poll(0.05)
+    consumer.resume(consumer.assignment())
+    first = last = None
+    n = 0
+    deadline = time.monotonic() + 60
+    idle_since = None
+    while time.monotonic() < deadline:
+        batch = [m for m in consumer.consume(10_000, 0.2) if m.error() is None]
+        now = time.monotonic()
+        if batch:
+            first = first or now
+            last, n, idle_since = now, n + len(batch), None
+        elif first is not None:
+            idle_since = idle_since or now
+            if now - idle_since > 1.5:  # its partitions are read to the end
+                break
+        out.put(("progress", index, n))
+    consumer.close()
+    out.put(("done", index, (first, last, n)))
+
+
+def group_throughput(args: argparse.Namespace, ck) -> None:
+    partitions = args.consumers
+    with Server(Coordinator(cluster=Cluster({"orders": partitions}, seed=1),
+                            config={"group.initial.rebalance.delay.ms": 0})) as server:
+        producer = ck.Producer({"bootstrap.servers": server.bootstrap, "compression.type": "lz4",
+                                "linger.ms": 5, "batch.num.messages": 10_000,
+                                "queue.buffering.max.messages": args.records + 1})
+        value = b"v" * 100
+        start = time.monotonic()
+        for i in range(args.records):
+            producer.produce("orders", value=value, partition=i % partitions)
+        producer.flush(60)
+        produced = time.monotonic() - start
+        del producer
+        stored = server.call(lambda: sum(len(server.coordinator.cluster.read("orders", p, 0))
+                                         for p in range(partitions)))
+        print(f"  librdkafka {librdkafka_version(ck)} producer: {args.records:,} records (lz4) in {produced:.2f} s "
+              f"({args.records / produced:,.0f}/s), stored as {stored:,} batches")
+        ctx = multiprocessing.get_context("spawn")
+        out, go = ctx.Queue(), ctx.Event()
+        procs = [ctx.Process(target=_group_consumer, args=(server.bootstrap, args.protocol, i, go, out))
+                 for i in range(args.consumers)]
+        started = time.monotonic()
+        for p in procs:
+            p.start()
+
+        def assigned() -> bool:
+            g = server.coordinator.groups.get("bench-group")
+            return (g is not None and len(g.members) == args.consumers and g.state == "Stable")
+        deadline = time.monotonic() + 90
+        while not server.call(assigned) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the last assignment reaches its member
+        joined = time.monotonic() - started
+        go_at = time.monotonic()
+        go.set()
+        results = {}
+        while len(results) < len(procs):
+            kind, index, value = out.get(timeout=90)
+            if kind == "done":
+                results[index] = value
+        for p in procs:
+            p.join(30)
+        lasts = [r[1] for r in results.values() if r[1] is not None]
+        n = sum(r[2] for r in results.values())
+        span = max(lasts) - go_at  # from the go to the last record any member got
+        members = sum(1 for r in results.values() if r[2])
+        print(f"  {args.consumers} librdkafka consumers ({args.protocol} protocol, one process each): "
+              f"{members} got partitions, the group Stable {joined:.2f} s after the processes started (spawn and "
+              f"join); then {n:,} records in {span:.2f} s = {n / span:,.0f} records/s")
+        print(f"  Fetch re-encodes records: {'yes' if fetch_reencodes(server) else 'no (the stored batches are sent as they are)'}")
+
+
+def fetch_reencodes(server: Server) -> bool:
+    """Whether a Fetch answer carries anything but the stored batches' own bytes."""
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    sock.sendall(encode_request(1, request(
+        "Fetch", 12, max_wait=0, min_bytes=1, max_bytes=1 << 24, isolation_level=0, session_id=0,
+        session_epoch=-1, topics=[{"topic": "orders", "partitions": [
+            {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 24}]}],
+        forgotten_topics_data=[], rack_id="")))
+    frame = _read_frame(sock)
+    sock.close()
+    stored = server.call(lambda: b"".join(b.data for b in server.coordinator.cluster.read("orders", 0, 0)))
+    # the records field holds bytes the server copied from its store: find them verbatim
+    return not stored or stored[: 1 << 24] not in frame
+
+
+def settle_time(ck, interval_ms: int) -> None:
+    """A Stable KIP-848 group of 3 librdkafka consumers; a 4th joins: seconds until the
+    coordinator has the group Stable with 4 members, the new one owning partitions. Members
+    hear of a new target on their next heartbeat: `group.consumer.heartbeat.interval.ms`."""
+    with Server(Coordinator(cluster=Cluster({"orders": 12}, seed=1),
+                            config={"group.consumer.min.heartbeat.interval.ms": min(interval_ms, 5000),
+                                    "group.consumer.heartbeat.interval.ms": interval_ms})) as server:
+        conf = {"bootstrap.servers": server.bootstrap, "group.id": "settle", "group.protocol": "consumer",
+                "auto.offset.reset": "earliest"}
+        consumers = []
+
+        def join(i: int):
+            c = ck.Consumer({**conf, "client.id": f"m{i}"})
+            c.subscribe(["orders"])
+            consumers.append(c)
+
+        def settled(n: int) -> bool:
+            def check() -> bool:
+                g = server.coordinator.groups.get("settle")
+                return (g is not None and len(g.members) == n and g.state == "Stable"
+                        and all(m.assigned_partitions for m in g.members.values()))
+            return server.call(check)
+
+        def poll_until(n: int, seconds: float) -> float:
+            start = time.monotonic()
+            while not settled(n):
+                if time.monotonic() - start > seconds:
+                    raise TimeoutError(f"the group did not settle with {n} members in {seconds} s")
+                for c in consumers:
+                    c.poll(0.01)
+            return time.monotonic() - start
+        for i in range(3):
+            join(i)
+        poll_until(3, 30)
+        runs = []
+        for i in range(3, 5):  # two joins, one after the other
+            join(i)
+            runs.append(poll_until(i + 1, 30))
+        for c in consumers:
+            c.close()
+        print(f"  KIP-848 group Stable again after a member joins (3 -> 4 -> 5 librdkafka consumers, 12 partitions, "
+              f"heartbeat interval {interval_ms:,} ms): " + ", ".join(f"{r * 1000:,.0f} ms" for r in runs))
+
+
 def client_benchmark(args: argparse.Namespace) -> None:
     try:
         import confluent_kafka as ck
     except ImportError:
         print("  (confluent-kafka is not installed: pip install -e '.[serve]')")
         return
-    with Server(Coordinator(cluster=Cluster({"orders": 4}, seed=1),
-                            config={"group.initial.rebalance.delay.ms": 0})) as server:
-        producer = ck.Producer({"bootstrap.servers": server.bootstrap, "compression.type": "lz4",
-                                "linger.ms": 5, "queue.buffering.max.messages": args.records + 1})
-        value = b"v" * 100
-        start = time.monotonic()
-        for i in range(args.records):
-            producer.produce("orders", value=value, partition=i % 4)
-        producer.flush(60)
-        produced = time.monotonic() - start
-        consumer = ck.Consumer({"bootstrap.servers": server.bootstrap, "group.id": "bench",
-                                "group.protocol": "consumer", "auto.offset.reset": "earliest"})
-        consumer.subscribe(["orders"])
-        start, n = time.monotonic(), 0
-        deadline = start + 120
-        while n < args.records and time.monotonic() < deadline:
-            n += len([m for m in consumer.consume(10_000, 0.5) if m.error() is None])
-        consumed = time.monotonic() - start
-        consumer.close()
-        print(f"  librdkafka {librdkafka_version(ck)}: produced {args.records:,} records in {produced:.2f} s "
-              f"({args.records / produced:,.0f}/s); a KIP-848 consumer read {n:,} in {consumed:.2f} s "
-              f"({n / consumed:,.0f}/s, group join included)")
+    group_throughput(args, ck)
+    for interval_ms in (5000, 500):  # Kafka's default, and a tenth of it
+        settle_time(ck, interval_ms)
 
 
 def librdkafka_version(ck) -> str:
@@ -164,7 +322,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=3.0, help="per measurement (default 3)")
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 8])
-    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--records", type=int, default=2_000_000)
+    parser.add_argument("--consumers", type=int, default=10, help="members of the throughput group (default 10)")
+    parser.add_argument("--protocol", choices=("consumer", "classic"), default="consumer",
+                        help="the throughput group's group.protocol (default consumer: KIP-848)")
     parser.add_argument("--no-clients", action="store_true", help="skip the confluent-kafka run")
     args = parser.parse_args()
     print(f"kgroup serve over loopback, {platform.python_implementation()} {platform.python_version()}, "
