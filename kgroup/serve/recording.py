@@ -31,6 +31,19 @@ class Exchange:
     response: Any = None
     #: topic (`__consumer_offsets`, `__share_group_state`) -> the entries written
     written: dict[str, list[Any]] = field(default_factory=dict)
+    #: topic -> the log's length before this exchange (where its entries start): what a
+    #: look-back (`Coordinator.as_of`) needs to show the state before and after it
+    positions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def start_position(self) -> int:
+        """The `__consumer_offsets` position before this exchange."""
+        return self.positions.get("__consumer_offsets", 0)
+
+    @property
+    def end_position(self) -> int:
+        """The `__consumer_offsets` position after this exchange's records."""
+        return self.start_position + len(self.written.get("__consumer_offsets", ()))
 
     @property
     def api(self) -> str:
@@ -73,7 +86,7 @@ class Recorder:
         if fields.get("api_key") is None and not written:
             return None
         self._seq += 1
-        exchange = Exchange(self._seq, self.coordinator.now(), written=written, **fields)
+        exchange = Exchange(self._seq, self.coordinator.now(), written=written, positions=dict(mark), **fields)
         self.exchanges.append(exchange)
         return exchange
 

@@ -1,0 +1,46 @@
+"""The existing widgets read a server's recorded history: the Stepper walks the exchanges of
+a group (request, answer, records written, the state by look-back), the record log shows them."""
+from __future__ import annotations
+
+from serve_testing import Wire
+
+from kgroup import Cluster, Coordinator
+from kgroup.errors import ErrorCode
+from kgroup.serve import Server
+from widgets import RecordLogView, Stepper, served_scenario
+
+JOIN = dict(group_id="g", session_timeout=10_000, rebalance_timeout=10_000, group_instance_id=None,
+            protocol_type="consumer", protocols=[{"name": "range", "metadata": b""}], reason=None)
+
+
+def test_the_stepper_walks_a_served_rebalance():
+    coordinator = Coordinator(cluster=Cluster({"orders": 2}), config={"group.initial.rebalance.delay.ms": 0})
+    with Server(coordinator, record=True) as server:
+        w = Wire(server)
+        first = w.call("JoinGroup", 9, member_id="", **JOIN)
+        joined = w.call("JoinGroup", 9, member_id=first.member_id, **JOIN)
+        assert joined.error_code == ErrorCode.none
+        w.call("SyncGroup", 5, group_id="g", generation_id=joined.generation_id, member_id=joined.member_id,
+               group_instance_id=None, protocol_type="consumer", protocol_name="range",
+               assignments=[{"member_id": joined.member_id, "assignment": b""}])
+        w.call("OffsetCommit", 9, group_id="other", generation_id_or_member_epoch=-1, member_id="",
+               group_instance_id=None, topics=[{"name": "orders", "partitions": [
+                   {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                    "committed_metadata": ""}]}])
+        scenario = served_scenario(server, group="g")
+        assert [s.label for s in scenario.steps] == ["kgroup: JoinGroup", "kgroup: JoinGroup", "kgroup: SyncGroup"]
+        stepper = Stepper(scenario)  # looks back through server.call while the server serves
+        assert "MEMBER_ID_REQUIRED" in stepper.to_html()
+        stepper.next.click()
+        stepper.next.click()
+        assert stepper.index == 2 and "SyncGroupResponse" in stepper.to_html()
+        assert list(stepper.records()["type"]) == ["GroupMetadata"]
+        assert stepper.state()["groups"].set_index("group").loc["g", "state"] == "Stable"
+        stepper.prev.click()  # back: the state as of the join, by look-back (replayed records: a classic
+        # group's join writes nothing, so the log still holds the empty group of the first JoinGroup)
+        assert stepper.state()["groups"].set_index("group").loc["g", "state"] == "Empty"
+        assert len(served_scenario(server)) == 4  # every group
+        w.close()
+    view = RecordLogView(server.coordinator)
+    view.group.value = "g"
+    assert set(view.rows()["type"]) == {"GroupMetadata"}
