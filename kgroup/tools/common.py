@@ -17,7 +17,7 @@ from kgroup.javaorder import java_hash_order
 from kgroup.log.partitioner import java_string_hashcode
 from kgroup.records.records import CONSUMER_OFFSETS
 
-__all__ = ["MISSING", "kafka_line", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
+__all__ = ["MISSING", "kafka_line", "format_list", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
            "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line", "warn_line"]
 
 #: Kafka's MISSING_COLUMN_VALUE: what its tools print for a value they do not know.
@@ -104,3 +104,12 @@ def error_line(text: str) -> Problem:
 def warn_line(text: str) -> Problem:
     """Kafka's `System.err.println("\\n" + msg)`."""
     return Problem(f"\n{text}", "stderr")
+
+
+def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
+    """`--list [--state]` of the Streams and share tools: the ids, or GROUP STATE."""
+    if not with_state:
+        return "".join(g["group"] + "\n" for g in groups)
+    w = max([15] + [len(g["group"]) for g in groups])
+    return "".join(kafka_line([w, None], r) + "\n" for r in [["GROUP", "STATE"]] + [[g["group"], g["state"]]
+                                                                                   for g in groups])

@@ -14,7 +14,7 @@ from typing import Any
 from kgroup.admin import Admin, ShareGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import MISSING, Problem, cell, coordinator_text, error_line, kafka_line, warn_line
+from .common import MISSING, Problem, cell, coordinator_text, error_line, format_list, kafka_line, warn_line
 from .consumer_groups import GroupRows, _assignment_text
 
 __all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "collect_offsets", "collect_members",
@@ -36,15 +36,6 @@ def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, st
     wanted = {s.lower() for s in states}
     return [{"group": g["group_id"], "state": g["state"]} for g in Admin(c).list_share_groups()
             if not wanted or g["state"].lower() in wanted]
-
-
-def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
-    """`--list [--state]`: the ids, or GROUP STATE."""
-    if not with_state:
-        return "".join(g["group"] + "\n" for g in groups)
-    w = max([15] + [len(g["group"]) for g in groups])
-    return "".join(kafka_line([w, None], r) + "\n" for r in [["GROUP", "STATE"]] + [[g["group"], g["state"]]
-                                                                                   for g in groups])
 
 
 def start_offsets(c: Coordinator, group_id: str) -> dict[tuple[str, int], tuple[int | None, int | None]]:

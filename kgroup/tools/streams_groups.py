@@ -13,7 +13,7 @@ from typing import Any
 from kgroup.admin import Admin, StreamsGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import Problem, cell, coordinator_text, error_line, kafka_line, log_end_offset, \
+from .common import Problem, cell, coordinator_text, error_line, format_list, kafka_line, log_end_offset, \
     log_start_offset, tp_hashmap_order
 from .consumer_groups import GroupRows, committed_offsets
 
@@ -37,15 +37,6 @@ def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, st
     wanted = {s.lower() for s in states}
     return [{"group": g["group_id"], "state": g["state"]} for g in Admin(c).list_streams_groups()
             if not wanted or g["state"].lower() in wanted]
-
-
-def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
-    """`--list [--state]`: the ids, or GROUP STATE."""
-    if not with_state:
-        return "".join(g["group"] + "\n" for g in groups)
-    w = max([15] + [len(g["group"]) for g in groups])
-    return "".join(kafka_line([w, None], r) + "\n" for r in [["GROUP", "STATE"]] + [[g["group"], g["state"]]
-                                                                                   for g in groups])
 
 
 def _empty_state(group_id: str, state: str) -> list[Problem]:
