@@ -121,8 +121,14 @@ def session_and_heartbeat_ms(c: "Coordinator", group_id: str) -> tuple[int, int]
     """The group's session timeout and heartbeat interval: its own configs (set with
     IncrementalAlterConfigs) over the coordinator's, kept within the coordinator's current
     bounds as Kafka's `GroupConfig` evaluates them."""
-    values = group_configs_of(c, group_id, _GROUP_CONFIGS)
-    config = c.config
+    if not c.cluster.group_configs.get(group_id):
+        # most groups have no config of their own: the answer is the coordinator's, worked out once
+        return c.config.derived("consumer.session_and_heartbeat_ms",
+                                lambda config: _within_bounds(config, group_configs_of(c, group_id, _GROUP_CONFIGS)))
+    return _within_bounds(c.config, group_configs_of(c, group_id, _GROUP_CONFIGS))
+
+
+def _within_bounds(config: Any, values: Any) -> tuple[int, int]:
     return tuple(min(max(int(v), config[low]), config[high])  # type: ignore[return-value]
                  for v, (low, high) in zip(values, _BOUNDS))
 

@@ -576,10 +576,12 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
 
     reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
                            held_in_process=group.held_in_process, owned=owned)
-    if new_member or (reconciled.member_epoch, reconciled.previous_member_epoch, reconciled.state,
-                      reconciled.assigned, reconciled.pending_revocation, reconciled.assigned_active_epochs()) != \
-            (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
-             member.pending_revocation, member.assigned_active_epochs()):
+    # (a steady heartbeat reconciles to the very same member: nothing to compare)
+    if new_member or reconciled is not member and (
+            reconciled.member_epoch, reconciled.previous_member_epoch, reconciled.state, reconciled.assigned,
+            reconciled.pending_revocation, reconciled.assigned_active_epochs()) != (
+            member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
+            member.pending_revocation, member.assigned_active_epochs()):
         records.append(G.current_assignment_record(group_id, reconciled))
     if reconciled.state == MemberState.UNREVOKED_PARTITIONS:
         schedule_rebalance_timeout(c, group_id, member_id, reconciled.member_epoch, reconciled.rebalance_timeout_ms)
