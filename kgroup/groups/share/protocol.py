@@ -68,9 +68,16 @@ def share_config(c: "Coordinator", group_id: str, name: str) -> int:
     """A `share.*` group config as Kafka evaluates it (`GroupConfig.evaluate`): the group's override
     kept within the coordinator's current bounds (`group.share.min/max.*`), which may have moved
     since the override was set."""
-    value = group_config(c, group_id, name)
+    if not c.cluster.group_configs.get(group_id):
+        # most groups have no config of their own: the coordinator's value, worked out once
+        return c.config.derived(("share_config", name),
+                                lambda config: _within_bounds(config, name, group_config(c, group_id, name)))
+    return _within_bounds(c.config, name, group_config(c, group_id, name))
+
+
+def _within_bounds(config: Any, name: str, value: int) -> int:
     d = GROUP_CONFIGS[name]
-    return min(max(value, c.config[d.low]), c.config[d.high])
+    return min(max(value, config[d.low]), config[d.high])
 
 
 # ---------------------------------------------------------------------------------------
