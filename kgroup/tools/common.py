@@ -17,7 +17,7 @@ from kgroup.javaorder import java_hash_order
 from kgroup.log.partitioner import java_string_hashcode
 from kgroup.records.records import CONSUMER_OFFSETS
 
-__all__ = ["MISSING", "kafka_line", "format_list", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
+__all__ = ["MISSING", "kafka_line", "format_list", "emit", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
            "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line", "warn_line"]
 
 #: Kafka's MISSING_COLUMN_VALUE: what its tools print for a value they do not know.
@@ -113,3 +113,16 @@ def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
     w = max([15] + [len(g["group"]) for g in groups])
     return "".join(kafka_line([w, None], r) + "\n" for r in [["GROUP", "STATE"]] + [[g["group"], g["state"]]
                                                                                    for g in groups])
+
+
+def emit(groups: Iterable[Any], table: Any, end: str = "") -> tuple[str, str]:
+    """(stdout, stderr) of a describe: each group's messages on their stream, then `table(group)`
+    (followed by `end`) for the groups Kafka prints a table for."""
+    out: list[str] = []
+    err: list[str] = []
+    for g in groups:
+        for p in g.problems:
+            (out if p.stream == "stdout" else err).append(p.text + "\n")
+        if g.printed:
+            out.append(table(g) + end)
+    return "".join(out), "".join(err)

@@ -14,7 +14,7 @@ from typing import Any
 from kgroup.admin import Admin, ShareGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import MISSING, Problem, cell, coordinator_text, error_line, format_list, kafka_line, warn_line
+from .common import MISSING, Problem, cell, coordinator_text, emit, error_line, format_list, kafka_line, warn_line
 from .consumer_groups import GroupRows, _assignment_text
 
 __all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "collect_offsets", "collect_members",
@@ -112,14 +112,7 @@ def collect_states(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
 
 
 def _emit(groups: list[GroupRows], table: Any) -> tuple[str, str]:
-    out: list[str] = []
-    err: list[str] = []
-    for g in groups:
-        for p in g.problems:
-            (out if p.stream == "stdout" else err).append(p.text + "\n")
-        if g.printed:
-            out.append(table(g) + "\n")  # Kafka's lines start with "\n"; a println ends the group
-    return "".join(out), "".join(err)
+    return emit(groups, table, "\n")  # Kafka's lines start with "\n"; a println ends the group
 
 
 def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 from kgroup.admin import Admin, StreamsGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import Problem, cell, coordinator_text, error_line, format_list, kafka_line, log_end_offset, \
+from .common import Problem, cell, coordinator_text, emit, error_line, format_list, kafka_line, log_end_offset, \
     log_start_offset, tp_hashmap_order
 from .consumer_groups import GroupRows, committed_offsets
 
@@ -124,17 +124,6 @@ def collect_states(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
     return out
 
 
-def _emit(groups: list[GroupRows], table: Any) -> tuple[str, str]:
-    out: list[str] = []
-    err: list[str] = []
-    for g in groups:
-        for p in g.problems:
-            (out if p.stream == "stdout" else err).append(p.text + "\n")
-        if g.printed:
-            out.append(table(g))
-    return "".join(out), "".join(err)
-
-
 def format_members(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
     """(stdout, stderr) of `--describe --members [--verbose]`."""
     def table(g: GroupRows) -> str:
@@ -152,7 +141,7 @@ def format_members(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
             return kafka_line([gw, 25, 15], v[:3]) + kafka_line(
                 [w["MEMBER"], 15, 15, w["PROCESS"], w["CLIENT-ID"], None], v[3:]) + "\n"
         return "".join(line(v) for v in [cols] + [[r[k] for k in cols] for r in g.rows])
-    return _emit(groups, table)
+    return emit(groups, table)
 
 
 def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
@@ -166,7 +155,7 @@ def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
             cols = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET", "OFFSET-LAG"]
             widths = [gw, tw, 10, 15, 15, 15, 15]
         return "".join(kafka_line(widths, v) + "\n" for v in [cols] + [[r[k] for k in cols] for r in g.rows])
-    return _emit(groups, table)
+    return emit(groups, table)
 
 
 def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[str, str]:
@@ -178,7 +167,7 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
         widths += ([15, 25] if verbose else []) + [None]
         cols.append("#MEMBERS")
         return "".join(kafka_line(widths, v) + "\n" for v in [cols, [r[k] for k in cols]])
-    return _emit(groups, table)
+    return emit(groups, table)
 
 
 def _frame(groups: list[GroupRows], columns: list[str]) -> Any:
