@@ -11,12 +11,21 @@ from widgets.palette import ERROR, OK, RECORD_FAMILIES, STALE, record_family
 from widgets.record_log import log_frame
 
 
+def vega_lite_version() -> str:
+    """The Vega-Lite version altair writes, as vl-convert names it ("v6_4")."""
+    return "_".join(alt.SCHEMA_VERSION.split(".")[:2])
+
+
 def _renderer(spec: dict, **_kw) -> dict:
-    """Vega-Lite for JupyterLab (interactive) plus an SVG picture for headless runs and
-    viewers without network access; each front end shows the richest it can."""
+    """An SVG picture drawn by vl-convert with the very Vega-Lite version altair wrote the spec for.
+
+    JupyterLab's built-in Vega renderer is an older Vega-Lite (5.6 in JupyterLab 4.6) than altair 6
+    writes, so handing it the spec renders by luck and logs a version mismatch; vl-convert carries
+    the matching compiler, needs no network and looks the same in JupyterLab, papermill and docs.
+    """
     import vl_convert as vlc
 
-    return {"application/vnd.vegalite.v5+json": spec, "image/svg+xml": vlc.vegalite_to_svg(spec),
+    return {"image/svg+xml": vlc.vegalite_to_svg(spec, vl_version=vega_lite_version()),
             "text/plain": f"<{spec.get('title', 'chart')}>"}
 
 
@@ -159,9 +168,9 @@ def save(chart: alt.Chart, path: str | Path) -> Path:
     path = Path(path)
     spec = chart.to_dict()
     if path.suffix == ".svg":
-        path.write_text(vlc.vegalite_to_svg(spec))
+        path.write_text(vlc.vegalite_to_svg(spec, vl_version=vega_lite_version()))
     elif path.suffix == ".png":
-        path.write_bytes(vlc.vegalite_to_png(spec, scale=2))
+        path.write_bytes(vlc.vegalite_to_png(spec, vl_version=vega_lite_version(), scale=2))
     else:
         raise ValueError(f"save() writes .png or .svg, not {path.suffix!r}")
     return path
