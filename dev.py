@@ -43,9 +43,18 @@ def ensure_env() -> None:
         print(f"Creating the environment in {VENV} ...", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     print("Installing kgroup and its dependencies (first run takes a few minutes) ...", flush=True)
-    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
-    subprocess.run([str(PY), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]"], check=True)
+    _pip("install", "--upgrade", "pip")
+    _pip("install", "-e", f"{ROOT}[dev]")
     STAMP.write_text(_fingerprint())
+
+
+def _pip(*args: str) -> None:
+    """Run pip quietly: its output (and setuptools' notes on editable installs) only when it fails."""
+    proc = subprocess.run([str(PY), "-m", "pip", *args, "--quiet", "--disable-pip-version-check"],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        sys.exit(f"pip {' '.join(args)} failed (exit {proc.returncode}); its output is above.")
 
 
 def warn_without_java() -> None:
@@ -62,11 +71,17 @@ def main(argv: list[str]) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "lab":
         args = [str(BIN / "jupyter"), "lab", f"--notebook-dir={ROOT / 'notebooks'}", *rest]
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in rest:
+            # Jupyter refuses root without it; in a container or VM root is the usual user
+            print("note: running as root, so JupyterLab is started with --allow-root.", file=sys.stderr)
+            args.append("--allow-root")
     elif cmd == "reliability":
         os.environ["KGROUP_RELIABILITY"] = "long"
         args = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/reliability", *rest]
     else:
-        args = [str(PY), "-m", "pytest", *rest]
+        # both cores (pytest-xdist); the slow notebook tests get stolen by whichever worker is free
+        parallel = [] if any(a.startswith(("-n", "--numprocesses")) for a in rest) else ["-n", "auto", "--dist", "worksteal"]
+        args = [str(PY), "-m", "pytest", *parallel, *rest]
     os.chdir(ROOT)
     return subprocess.call(args)
 

@@ -1,5 +1,8 @@
-"""Shared fixtures: a deterministic coordinator and small request helpers."""
+"""Shared fixtures: a deterministic coordinator and small request helpers; the reliability
+totals of pytest-xdist workers added up for the summary line."""
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
@@ -14,3 +17,22 @@ def cluster() -> Cluster:
 @pytest.fixture
 def coord(cluster: Cluster) -> Coordinator:
     return Coordinator(cluster=cluster)
+
+
+#: What the reliability suites counted in each xdist worker (see tests/reliability/conftest.py).
+_WORKER_RELIABILITY: dict = {"totals": Counter()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    sent = getattr(node, "workeroutput", {}).get("reliability")
+    if sent:
+        _WORKER_RELIABILITY.update(profile=sent["profile"], names=sent["names"])
+        _WORKER_RELIABILITY["totals"].update(sent["totals"])
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    totals = _WORKER_RELIABILITY["totals"]
+    if totals:  # a run without xdist prints its own line from tests/reliability/conftest.py
+        terminalreporter.write_line(f"reliability ({_WORKER_RELIABILITY['profile']} profile): "
+                                    + ", ".join(f"{totals[n]:,} {n}" for n in _WORKER_RELIABILITY["names"]))

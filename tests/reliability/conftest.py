@@ -57,6 +57,12 @@ def pytest_collection_modifyitems(config, items) -> None:
         items[:] = keep
 
 
+def pytest_sessionfinish(session) -> None:
+    """Under pytest-xdist a worker hands its totals to the controller (tests/conftest.py adds them up)."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["reliability"] = {"profile": PROFILE, "names": NAMES, "totals": dict(TOTALS)}
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if TOTALS:
         terminalreporter.write_line(f"reliability ({PROFILE} profile): "
