@@ -87,7 +87,7 @@ def test_buttons_send_real_requests_and_redraw(live):
     strip.advance.click()                                # A's lock over 4-9 and B's over 3 elapse
     assert {o: s for o, (s, _, _) in states(strip).items() if o >= 3} == {o: "Available" for o in range(3, 10)}
     assert [label for label, *_ in strip.history] == [
-        "start", "A fetched 0-9", "A released 2-3", "A accepted 0-1", "B fetched 2-3", "B rejected 2",
+        "start", "A acquired 0-9", "A released 2-3", "A accepted 0-1", "B acquired 2-3", "B rejected 2",
         "A accepted nothing it holds", "clock +31000 ms"]
 
 
@@ -98,10 +98,84 @@ def test_back_and_forward_show_earlier_pictures(live):
     strip.advance.click()
     assert strip.forward.disabled and not strip.back.disabled
     strip.back.click()
-    assert "A fetched 0-9" in strip.to_html() and "Acquired" in strip.to_html()
+    assert "A acquired 0-9" in strip.to_html() and "Acquired" in strip.to_html()
     strip.back.click()
     assert strip.back.disabled and strip.position == 0
     strip.forward.click()
     strip.forward.click()
     assert strip.position == 2 and strip.forward.disabled
     assert strip._repr_mimebundle_()["text/html"] == strip.to_html()
+
+
+def held(strip, name: str) -> list[int]:
+    """What the leader shows as Acquired by `name` (not what the widget says)."""
+    return [o for o, (state, _, who) in states(strip).items() if state == "Acquired" and who == name]
+
+
+def test_a_fetch_after_the_locks_expired_acquires_anew_and_accept_then_works(live):
+    """Issue 22: after Run All of 08 A's lock over 4-9 has expired; a fetch must acquire
+    again (the strip shows A's locks), not present the old records, and accept must work."""
+    c, strip = live
+    strip.consumer.value = "A"; strip.fetch.click()
+    strip.first.value, strip.last.value = 2, 3; strip.release.click()
+    strip.first.value, strip.last.value = 0, 1; strip.accept.click()
+    strip.consumer.value = "B"; strip.fetch.click()
+    strip.advance_ms.value = 31_000; strip.advance.click()     # A's 4-9 and B's 2-3 expire
+    assert held(strip, "A") == held(strip, "B") == []
+    strip.consumer.value = "A"; strip.fetch.click()
+    assert strip.message.value == "A's locks on 4-9 had elapsed (dropped); A acquired 2-9"
+    assert held(strip, "A") == list(range(2, 10))
+    assert states(strip)[2] == ("Acquired", 3, "A") and states(strip)[4] == ("Acquired", 2, "A")
+    strip.first.value, strip.last.value = 2, 9
+    strip.accept.click()
+    assert strip.message.value == "A accepted 2-9"
+    assert strip.leader().spso == 10 and consumers_errors(strip) == []
+    assert strip.history[-1][0] == "A accepted 2-9"
+
+
+def consumers_errors(strip) -> list:
+    return [e for k in strip.consumers.values() for e in k.errors]
+
+
+def test_the_fetch_message_is_what_the_leader_shows(live):
+    """"X acquired a-b" names exactly the offsets the leader now has Acquired by X; records
+    still held from the last fetch are said to be held, not acquired."""
+    c, strip = live
+    strip.consumer.value = "A"; strip.fetch.click()
+    assert strip.message.value == "A acquired 0-9" and held(strip, "A") == list(range(10))
+    strip.first.value, strip.last.value = 0, 4; strip.accept.click()
+    strip.fetch.click()                                   # locks still hold: nothing new to fetch
+    assert strip.message.value == "A still holds 5-9 (not yet acknowledged)"
+    assert held(strip, "A") == list(range(5, 10))
+    strip.consumer.value = "B"; strip.fetch.click()       # everything is A's or done
+    assert strip.message.value == "B acquired nothing" and held(strip, "B") == []
+
+
+def test_acknowledging_after_the_lock_elapsed_touches_nothing_it_no_longer_holds(live):
+    """Accept acts only on records the consumer really holds: once its lock elapsed they are
+    dropped (not sent, so no INVALID_RECORD_STATE), and B can take them with delivery count 2."""
+    c, strip = live
+    strip.consumer.value = "A"; strip.fetch.click()
+    strip.advance_ms.value = 30_000; strip.advance.click()
+    strip.first.value, strip.last.value = 0, 9; strip.accept.click()
+    assert strip.message.value == "A accepted nothing it holds (A's locks on 0-9 had elapsed)"
+    assert "invalid_record_state" not in strip.message.value and consumers_errors(strip) == []
+    assert {s for s, _, _ in states(strip).values()} == {"Available"}
+    strip.consumer.value = "B"; strip.fetch.click()
+    assert strip.message.value == "B acquired 0-9"
+    assert {o: (s, n) for o, (s, n, _) in states(strip).items()} == {o: ("Acquired", 2) for o in range(10)}
+
+
+def test_advancing_the_clock_keeps_the_consumers_in_the_group(live):
+    """The consumers' heartbeat threads run while the clock moves (share.session.timeout.ms is
+    45 s): a fetch after a minute still works."""
+    c, strip = live
+    strip.advance_ms.value = 60_000; strip.advance.click()
+    assert set(c.groups["myshare"].members) == {k.member_id for k in strip.consumers.values()}
+    strip.consumer.value = "B"; strip.fetch.click()
+    assert strip.message.value == "B acquired 0-9" and held(strip, "B") == list(range(10))
+
+
+def test_the_strip_carries_its_css_class(live):
+    _c, strip = live
+    assert "kgroup-share-strip" in strip.widget._dom_classes

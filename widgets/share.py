@@ -123,9 +123,14 @@ class SharePartitionStrip:
         strip.back.click()                                         # the picture before
 
     `consumers` are `kgroup.clients.share.ShareConsumer`s in explicit acknowledgement mode
-    (so that nothing is accepted behind the user's back). Stepping back shows what the strip
-    showed before each action: the in-flight state is the leader's soft state, which no log
-    holds, so the history is the widget's own.
+    (so that nothing is accepted behind the user's back). The message says only what the
+    share-partition leader shows afterwards: "A acquired 4-9" names the offsets the leader
+    now has Acquired by A; records whose acquisition lock elapsed are no longer the
+    consumer's (it drops them, as `ShareConsumer.drop_lapsed` says) and are never acknowledged.
+    *advance clock* lets the consumers' heartbeat threads run (they stay members) but not
+    their poll loops. Stepping back shows what the strip showed before each action: the
+    in-flight state is the leader's soft state, which no log holds, so the history is the
+    widget's own. The top-level widget carries the CSS class `kgroup-share-strip`.
     """
 
     def __init__(self, coordinator: Any, group_id: str, topic: str, partition: int = 0, *,
@@ -160,6 +165,7 @@ class SharePartitionStrip:
                               W.HBox([self.first, self.last, self.accept, self.release, self.reject]),
                               W.HBox([self.advance_ms, self.advance, self.back, self.forward]),
                               self.message, self.out])
+        self.widget.add_class("kgroup-share-strip")
         self._record("start")
 
     # -- what it shows ------------------------------------------------------------------------
@@ -170,6 +176,12 @@ class SharePartitionStrip:
     def rows(self) -> list[dict]:
         names = {k.member_id: name for name, k in self.consumers.items()}
         return partition_rows(self.leader(), names=names, before=self.before, after=self.after)
+
+    def held_by(self, name: str) -> list[int]:
+        """The offsets the share-partition leader shows as Acquired by consumer `name`."""
+        sp, member = self.leader(), self.consumers[name].member_id
+        return [v.offset for v in sp.strip(sp.spso, sp.next_offset - 1)
+                if v.member_id == member and str(v.state).lower() == "acquired"]
 
     def _record(self, label: str) -> None:
         sp = self.leader()
@@ -196,10 +208,28 @@ class SharePartitionStrip:
     # -- actions ----------------------------------------------------------------------------------
     def _fetch(self) -> None:
         name = self.consumer.value
-        records = self.consumers[name].poll()
-        mine = [r.offset for r in records if r.tp == (self.topic, self.partition)]
-        self.message.value = html.escape(f"{name} acquired {_ranges(mine) or 'nothing'}")
-        self._record(f"{name} fetched {_ranges(mine) or 'nothing'}")
+        k = self.consumers[name]
+        lapsed, delivered = len(k.lapsed), len(k.delivered)
+        records = [r for r in k.poll() if r.tp == (self.topic, self.partition)]
+        fetched = {r.offset for r in k.delivered[delivered:] if r.tp == (self.topic, self.partition)}
+        dropped = [r.offset for r in k.lapsed[lapsed:] if r.tp == (self.topic, self.partition)]
+        held = set(self.held_by(name))
+        # Everything said here is what the leader shows now, not what the consumer believes.
+        parts = []
+        if dropped:
+            parts.append(f"{name}'s locks on {_ranges(dropped)} had elapsed (dropped)")
+        new = sorted(fetched & held)
+        again = sorted(({r.offset for r in records} - fetched) & held)
+        if again:
+            parts.append(f"{name} still holds {_ranges(again)} (not yet acknowledged)")
+        if new or not again:
+            parts.append(f"{name} acquired {_ranges(new) or 'nothing'}")
+        stale = sorted({r.offset for r in records} - held)
+        if stale:
+            parts.append(f"the leader does not show {_ranges(stale)} as {name}'s")
+        text = "; ".join(parts)
+        self.message.value = html.escape(text, quote=False)
+        self._record(text)
 
     def _acknowledge(self, kind: str) -> None:
         from kgroup.clients.share import AcknowledgeType
@@ -207,21 +237,38 @@ class SharePartitionStrip:
         name = self.consumer.value
         k = self.consumers[name]
         lo, hi = sorted((self.first.value, self.last.value))
-        held = [r for r in list(k.in_flight.values())
-                if r.tp == (self.topic, self.partition) and lo <= r.offset <= hi]
-        for r in sorted(held, key=lambda r: r.offset):
+        # Records whose lock elapsed are no longer the consumer's: they are dropped, not acknowledged.
+        dropped = [r.offset for r in k.drop_lapsed()
+                   if r.tp == (self.topic, self.partition) and lo <= r.offset <= hi]
+        held = [r for r in k.held() if r.tp == (self.topic, self.partition) and lo <= r.offset <= hi]
+        for r in held:
             k.acknowledge(r, AcknowledgeType[kind])
         errors = k.commit_sync()
         code = errors.get((self.topic, self.partition))
         verdict = f" → {code.name}" if code is not None and code.value else ""
         what = _ranges([r.offset for r in held]) or "nothing it holds"
         past = {"ACCEPT": "accepted", "RELEASE": "released", "REJECT": "rejected"}[kind]
-        self.message.value = html.escape(f"{name} {past} {what}{verdict}")
-        self._record(f"{name} {past} {what}{verdict}")
+        text = f"{name} {past} {what}{verdict}"
+        if dropped:
+            text += f" ({name}'s locks on {_ranges(dropped)} had elapsed)"
+        self.message.value = html.escape(text, quote=False)
+        self._record(text)
 
     def _advance(self) -> None:
-        self.c.advance(self.advance_ms.value)
-        self._record(f"clock +{self.advance_ms.value} ms")
+        """Move the clock, letting each consumer's heartbeat thread run on time (a real share
+        consumer heartbeats in the background while the application thinks), so that the
+        members stay in the group; due timers (acquisition locks) fire on the way."""
+        ms = self.advance_ms.value
+        target = self.c.now() + ms
+        while True:
+            for k in self.consumers.values():
+                k.tick()
+            now = self.c.now()
+            if now >= target:
+                break
+            due = [k.next_heartbeat for k in self.consumers.values() if k.running and k.next_heartbeat > now]
+            self.c.advance(min(due + [target]) - now)
+        self._record(f"clock +{ms} ms")
 
     def _repr_mimebundle_(self, **kw):
         from widgets.record_log import mimebundle

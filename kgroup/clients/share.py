@@ -20,7 +20,12 @@ The member, as Kafka's share consumer does it (`ShareMembershipManager`,
 - **acknowledges** as the seed's client section says: *implicit* mode (the default) accepts every
   record of the last poll when the application polls again or commits; *explicit* mode
   (`acknowledge(record, type)`) sends only what the application acknowledged, and records left
-  unacknowledged stay Acquired and are presented again by the next poll. Acknowledgements go
+  unacknowledged stay Acquired and are presented again by the next poll - while their
+  acquisition lock holds. The ShareFetch response says how long the lock is
+  (AcquisitionLockTimeoutMs); once it has elapsed the leader has made the records Available
+  again (or Archived them), so the consumer drops them (`lapsed`) and fetches anew instead of
+  handing the application records it no longer holds. An acknowledgement the leader refuses
+  (INVALID_RECORD_STATE: the lock is gone) drops its records too. Acknowledgements go
   with the next ShareFetch (piggy-backed), or at once in a ShareAcknowledge by `commit_sync()` /
   `commit_async()`. Acquired offsets that have no record (control records, compacted away)
   are acknowledged as GAP;
@@ -157,12 +162,19 @@ class ShareConsumer:
         self._session_partitions: set[tuple[uuid.UUID, int]] = set()
         #: records handed to the application by the last poll and not yet acknowledged
         self.in_flight: dict[tuple[TP, int], ShareRecord] = {}
+        #: when the acquisition lock of each in-flight record elapses (the ShareFetch's send time
+        #: plus its AcquisitionLockTimeoutMs: never later than the leader's own deadline)
+        self.lock_deadlines: dict[tuple[TP, int], int] = {}
+        #: AcquisitionLockTimeoutMs of the last ShareFetch response (Kafka's `acquisitionLockTimeoutMs()`)
+        self.acquisition_lock_timeout_ms: int | None = None
         #: acknowledgements waiting to be sent: (topic id, partition) -> {offset: type}
         self.pending_acks: dict[tuple[uuid.UUID, int], dict[int, AcknowledgeType]] = {}
         self.busy_until = 0
         #: what happened, for tests and notebooks
         self.delivered: list[ShareRecord] = []
         self.acknowledged: list[tuple[ShareRecord, AcknowledgeType]] = []
+        #: records dropped unacknowledged because their acquisition lock had elapsed
+        self.lapsed: list[ShareRecord] = []
         self.errors: list[tuple[int, str, ErrorCode]] = []
         self.exchanges: list[tuple[int, str, Any, Any]] = []
 
@@ -176,6 +188,7 @@ class ShareConsumer:
         self.session_epoch = INITIAL_SHARE_SESSION_EPOCH
         self._session_partitions = set()
         self.in_flight.clear()
+        self.lock_deadlines.clear()
         self.pending_acks.clear()
         self.busy_until = 0
         self.next_heartbeat = self.c.now()
@@ -226,6 +239,7 @@ class ShareConsumer:
         self.state = S.STOPPED
         self.assignment = {}
         self.in_flight.clear()
+        self.lock_deadlines.clear()
         self.pending_acks.clear()
 
     # -- the heartbeat thread -------------------------------------------------------------------
@@ -298,11 +312,37 @@ class ShareConsumer:
         elif self.in_flight:
             # The seed (explicit acknowledgement): records left unacknowledged "remain Acquired as
             # part of the same delivery attempt and will be presented to the application in
-            # response to another poll"; what was acknowledged is committed meanwhile.
+            # response to another poll"; what was acknowledged is committed meanwhile. Only
+            # while their lock holds: a lapsed lock ended that delivery attempt on the leader.
+            self.drop_lapsed()
             if self.pending_acks and self.session_epoch != INITIAL_SHARE_SESSION_EPOCH:
                 self._send_acknowledge(self._next_epoch())
-            return self._present(sorted(self.in_flight.values(), key=lambda r: (r.topic, r.partition, r.offset)))
+            if self.in_flight:
+                return self._present(self.held())
         return self._present(self._fetch())
+
+    def held(self) -> list[ShareRecord]:
+        """The records this consumer holds: delivered, not yet acknowledged, and under an
+        acquisition lock that has not elapsed (by the lock duration the ShareFetch response gave)."""
+        now = self.c.now()
+        return sorted((r for key, r in self.in_flight.items() if self.lock_deadlines.get(key, now + 1) > now),
+                      key=lambda r: (r.topic, r.partition, r.offset))
+
+    def drop_lapsed(self) -> list[ShareRecord]:
+        """Forget the unacknowledged records whose acquisition lock has elapsed (the leader made
+        them Available again, or Archived them at the delivery count limit): they can no longer
+        be acknowledged, and the next poll fetches instead of presenting them again."""
+        now = self.c.now()
+        gone = sorted((r for key, r in self.in_flight.items() if self.lock_deadlines.get(key, now + 1) <= now),
+                      key=lambda r: (r.topic, r.partition, r.offset))
+        for r in gone:
+            self._forget((r.tp, r.offset))
+        self.lapsed += gone
+        return gone
+
+    def _forget(self, key: tuple[TP, int]) -> None:
+        self.in_flight.pop(key, None)
+        self.lock_deadlines.pop(key, None)
 
     def _present(self, records: list[ShareRecord]) -> list[ShareRecord]:
         if self.processing_ms_per_record:
@@ -322,7 +362,7 @@ class ShareConsumer:
         if key not in self.in_flight:
             raise ValueError(f"{record.topic}-{record.partition}@{record.offset} was not returned by the last poll "
                              "or is already acknowledged")
-        del self.in_flight[key]
+        self._forget(key)
         self._note_ack(record.topic, record.partition, record.offset, AcknowledgeType(type))
         self.acknowledged.append((record, AcknowledgeType(type)))
 
@@ -359,6 +399,7 @@ class ShareConsumer:
         for t, p in sorted(forgotten, key=lambda tp: (str(tp[0]), tp[1])):
             forgotten_data.setdefault(t, []).append(p)
         epoch = self._next_epoch()
+        sent_at = self.c.now()
         req = request("ShareFetch", 1, group_id=self.config.group_id, member_id=self.member_id,
                       share_session_epoch=epoch, max_wait=self.config.fetch_max_wait_ms,
                       min_bytes=self.config.fetch_min_bytes, max_bytes=self.config.fetch_max_bytes,
@@ -381,6 +422,10 @@ class ShareConsumer:
                 self.session_epoch, self._session_partitions = INITIAL_SHARE_SESSION_EPOCH, set()
             return []
         self._session_partitions = (self._session_partitions | added) - forgotten
+        lock_ms = ms(resp.acquisition_lock_timeout)
+        if lock_ms > 0:  # 0: no share-partition in the answer, so no lock either
+            self.acquisition_lock_timeout_ms = lock_ms
+        deadline = sent_at + lock_ms
         out: list[ShareRecord] = []
         for topic in resp.responses:
             name = self._topic_name(topic.topic_id)
@@ -396,6 +441,7 @@ class ShareConsumer:
         self.delivered += out
         for r in out:
             self.in_flight[(r.tp, r.offset)] = r
+            self.lock_deadlines[(r.tp, r.offset)] = deadline
         return out
 
     def _records_of(self, topic_id: uuid.UUID, name: str, part: Any) -> list[ShareRecord]:
@@ -466,6 +512,7 @@ class ShareConsumer:
         self._send_acknowledge(FINAL_SHARE_SESSION_EPOCH)
         self.session_epoch, self._session_partitions = INITIAL_SHARE_SESSION_EPOCH, set()
         self.in_flight.clear()
+        self.lock_deadlines.clear()
 
     # -- acknowledgements ------------------------------------------------------------------------------
     def _acknowledge_all_delivered(self, type: AcknowledgeType) -> None:

@@ -92,6 +92,54 @@ def test_explicit_unacknowledged_records_stay_acquired_and_come_back_on_the_next
     assert leader(c).spso == 2
 
 
+
+def test_explicit_unacknowledged_records_are_presented_again_only_while_their_lock_holds():
+    """The ShareFetch response gives the lock duration (AcquisitionLockTimeoutMs): until it
+    elapses, unacknowledged records come back as the same delivery attempt without a fetch."""
+    c, sim, (a,) = setup("A", mode="explicit")
+    c.cluster.produce("foo", 0, [b"x"] * 3)
+    a.poll()
+    assert a.acquisition_lock_timeout_ms == LOCK_MS
+    fetches = sum(1 for _, api, *_ in a.exchanges if api == "ShareFetch")
+    c.advance(LOCK_MS - 1)
+    assert [(r.offset, r.delivery_count) for r in a.poll()] == [(0, 1), (1, 1), (2, 1)]
+    assert sum(1 for _, api, *_ in a.exchanges if api == "ShareFetch") == fetches   # no new fetch
+    assert a.lapsed == [] and states(c) == {o: ("Acquired", 1) for o in range(3)}
+
+
+def test_explicit_records_whose_lock_elapsed_are_dropped_and_fetched_anew():
+    """After the lock elapses the leader makes the records Available again: the consumer no
+    longer holds them, so its next poll drops them and fetches (delivery count 2) instead of
+    presenting records it cannot acknowledge (they would get INVALID_RECORD_STATE)."""
+    c, sim, (a,) = setup("A", mode="explicit")
+    c.cluster.produce("foo", 0, [b"x"] * 3)
+    first = a.poll()
+    c.advance(LOCK_MS)                                # the leader's lock timer fires
+    assert states(c) == {o: ("Available", 1) for o in range(3)}
+    assert a.held() == []                             # the consumer knows its lock is over
+    again = a.poll()
+    assert a.lapsed == first
+    assert [(r.offset, r.delivery_count) for r in again] == [(0, 2), (1, 2), (2, 2)]
+    assert states(c) == {o: ("Acquired", 2) for o in range(3)}
+    for r in again:
+        a.acknowledge(r, AcknowledgeType.ACCEPT)
+    assert a.commit_sync() == {("foo", 0): ErrorCode.none}
+    assert leader(c).spso == 3 and a.errors == []
+
+
+def test_an_acknowledgement_refused_for_a_lapsed_lock_drops_its_records():
+    """An acknowledgement sent after the lock elapsed gets INVALID_RECORD_STATE and its records
+    are no longer the consumer's: the next poll fetches them again."""
+    c, sim, (a,) = setup("A", mode="explicit")
+    c.cluster.produce("foo", 0, [b"x"] * 2)
+    records = a.poll()
+    a.acknowledge(records[0], AcknowledgeType.ACCEPT)  # noted, not yet sent
+    c.advance(LOCK_MS + 1)
+    assert a.commit_sync() == {("foo", 0): ErrorCode.invalid_record_state}
+    assert (("foo", 0), 0) not in a.in_flight
+    assert [(r.offset, r.delivery_count) for r in a.poll()] == [(0, 2), (1, 2)]
+    assert [r.offset for r in a.lapsed] == [1]
+
 def test_a_crashed_consumers_records_come_back_to_another_with_delivery_count_2():
     """Seed "Ordering": the first consumer fetches and crashes, the second processes later
     records, then gets the first one's records with their delivery counts set to 2."""
