@@ -14,9 +14,14 @@ look-back. widgets import kgroup, never the reverse.
 """
 from __future__ import annotations
 
+import html
 from typing import Any
 
+from kgroup.errors import ErrorCode
+from kgroup.protocol import ms
 from kgroup.scenario import Scenario, Step
+from widgets.reconciliation import MemberView, ReconciliationSnapshot, ReconciliationView, fmt_tps
+from widgets.record_log import log_row, mimebundle
 
 
 def _group_of(request: Any) -> str | None:
@@ -67,3 +72,369 @@ def served_scenario(server: Any, *, group: str | None = None, since: int = 0, ti
     if not chosen:
         raise ValueError("no recorded exchange to step through (is the server recording? Server(..., record=True))")
     return ServedScenario(server, chosen)
+
+
+# ---------------------------------------------------------------------------------------
+# The reconciliation grid over a served KIP-848 group
+
+#: the classic protocol's group APIs: a classic member of a consumer group (KIP-848 migration)
+_CLASSIC_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"})
+_FENCED = frozenset({ErrorCode.fenced_member_epoch, ErrorCode.unknown_member_id})
+_SERVER_STATE = {"stable": "stable", "unrevoked_partitions": "unrevoked", "unreleased_partitions": "unreleased"}
+
+
+class _Client:
+    """A real KIP-848 consumer as its heartbeats show it: the epoch it got, what it last said
+    it owns, the assignment it was last sent."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.instance_id: str | None = None
+        self.epoch: int | None = None
+        self.owned: frozenset = frozenset()
+        self.given: frozenset | None = None
+        self.state = "joining"
+
+    @property
+    def running(self) -> bool:
+        return self.state not in ("left", "fenced")
+
+
+def _names(cluster: Any, assignment: dict) -> frozenset:
+    """{topic id: partitions} as {(topic name, partition)} (topics deleted since: left out)."""
+    out = set()
+    for tid, parts in assignment.items():
+        try:
+            name = cluster.topic_name(tid)
+        except KeyError:
+            continue
+        out |= {(name, p) for p in parts}
+    return frozenset(out)
+
+
+def _wire_tps(cluster: Any, topic_partitions: Any) -> frozenset:
+    return _names(cluster, {tp.topic_id: tp.partitions for tp in topic_partitions})
+
+
+def _heartbeat_words(cluster: Any, req: Any, resp: Any) -> tuple[str, str, bool]:
+    """What a ConsumerGroupHeartbeat said and got, in the reconciliation widget's words."""
+    parts = [f"epoch {req.member_epoch}"]
+    if ms(req.rebalance_timeout) != -1:
+        parts.append(f"rebalance timeout {ms(req.rebalance_timeout)} ms")
+    if req.subscribed_topic_names is not None:
+        parts.append("topics [" + ", ".join(req.subscribed_topic_names) + "]")
+    if getattr(req, "subscribed_topic_regex", None) is not None:
+        parts.append(f"regex {req.subscribed_topic_regex!r}")
+    if req.server_assignor is not None:
+        parts.append(f"assignor {req.server_assignor}")
+    if req.topic_partitions is not None:
+        parts.append("owns " + fmt_tps(_wire_tps(cluster, req.topic_partitions)))
+    if resp is None:
+        return ", ".join(parts), "(no answer recorded)", False
+    if resp.error_code != ErrorCode.none:
+        return ", ".join(parts), ErrorCode(resp.error_code).name.upper(), True
+    answer = f"epoch {resp.member_epoch}"
+    if resp.assignment is not None:
+        answer += ", assignment " + fmt_tps(_wire_tps(cluster, resp.assignment.topic_partitions))
+    return ", ".join(parts), answer, False
+
+
+def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list[ReconciliationSnapshot]:
+    """The recorded history of KIP-848 group `group` as the reconciliation widget's steps: one
+    per ConsumerGroupHeartbeat (and per classic request of a classic member, and per round of
+    the timers that wrote the group's records), from the `since`-th exchange on.
+
+    The coordinator's side (group and assignment epochs; per member its epoch, state, current
+    assignment, pending revocation, target) is read by look-back (`Coordinator.as_of`) after
+    each exchange: what the coordinator wrote. The client's side is what each consumer said
+    on the wire: the epoch it was given, what it last reported owning (`owns`), and whether
+    that is the assignment it was sent (stable) or not yet (reconciling)."""
+    chosen = []
+    for x in server.exchanges()[since:]:
+        if x.api_key is None:
+            if _wrote_for(x, group):
+                chosen.append(x)
+        elif (x.api == "ConsumerGroupHeartbeat" or x.api in _CLASSIC_APIS) and _group_of(x.request) == group:
+            chosen.append(x)
+    if not chosen:
+        raise ValueError(f"no recorded heartbeat of group {group!r} (is the server recording? Server(..., record=True))")
+
+    def build() -> list[ReconciliationSnapshot]:  # on the server's loop: look-backs read its log
+        c = server.coordinator
+        cluster = c.cluster
+        # a name per member: its client id (with its member id's start when two share one)
+        ids: dict[str, str] = {}
+        for x in chosen:
+            if x.api == "ConsumerGroupHeartbeat":
+                mid = (x.response.member_id if x.response is not None and x.response.member_id else None) \
+                    or x.request.member_id
+                if mid:
+                    ids.setdefault(mid, x.client_id or "?")
+        taken = [n for n in ids.values()]
+        names = {mid: (n if taken.count(n) == 1 else f"{n} {mid[:6]}") for mid, n in ids.items()}
+        clients: dict[str, _Client] = {}
+        topics: set[str] = set()
+        start = chosen[0].at_ms
+        out = []
+        for x in chosen:
+            kind, consumer, request, answer, error = "timer", None, "—", "—", False
+            if x.api == "ConsumerGroupHeartbeat":
+                req, resp = x.request, x.response
+                kind = "heartbeat"
+                mid = (resp.member_id if resp is not None and resp.member_id else None) or req.member_id
+                k = clients.setdefault(mid, _Client(names.get(mid, mid[:8])))
+                consumer = k.name
+                request, answer, error = _heartbeat_words(cluster, req, resp)
+                topics |= set(req.subscribed_topic_names or ())
+                k.instance_id = req.instance_id if req.instance_id is not None else k.instance_id
+                if req.topic_partitions is not None:
+                    k.owned = _wire_tps(cluster, req.topic_partitions)
+                if req.member_epoch < 0:
+                    k.state, k.owned, k.epoch = "left", frozenset(), req.member_epoch
+                elif resp is not None and resp.error_code in _FENCED:
+                    k.state, k.owned = "fenced", frozenset()
+                elif resp is not None and resp.error_code == ErrorCode.none:
+                    k.epoch = resp.member_epoch
+                    if resp.assignment is not None:
+                        k.given = _wire_tps(cluster, resp.assignment.topic_partitions)
+                    k.state = "joining" if k.given is None else "stable" if k.given == k.owned else "reconciling"
+            elif x.api_key is not None:
+                kind, consumer = "classic", x.client_id
+            snap = c.as_of(x.end_position)
+            g = snap.groups.get(group)
+            modern = g is not None and hasattr(g, "assignment_epoch")
+            members = getattr(g, "members", {}) if modern else {}
+            target = getattr(g, "target_assignment", {}) if modern else {}
+            views = []
+            for mid, k in clients.items():
+                m = members.get(mid)
+                views.append(_member_view(cluster, k.name, mid, k, m, target))
+            for mid, m in members.items():
+                if mid not in clients:
+                    views.append(_member_view(cluster, m.instance_id or f"{mid[:8]}…", mid, None, m, target))
+            tps = {(t, p) for t in topics if t in cluster for p in range(cluster.partitions(t))}
+            tps |= {tp for v in views for tp in v.owned | v.assigned | v.target | v.revoking}
+            records = tuple(row for row in (log_row(c.log.entry_at(i))
+                                            for i in range(x.start_position, x.end_position))
+                            if row["group"] == group)
+            changed = error or bool(records) or (kind == "heartbeat" and x.response is not None
+                                                 and x.response.assignment is not None)
+            out.append(ReconciliationSnapshot(
+                index=len(out), time_ms=x.at_ms - start, kind=kind, consumer=consumer, request=request,
+                response=answer, error=error, changed=changed, records=records,
+                group_type=type(g).__name__ if g is not None else "—", group_state=g.state if g is not None else "—",
+                group_epoch=g.group_epoch if modern else getattr(g, "generation_id", None),
+                assignment_epoch=g.assignment_epoch if modern else None,
+                members=tuple(views), partitions=tuple(sorted(tps))))
+        return out
+    return server.call(build)
+
+
+def _member_view(cluster: Any, name: str, member_id: str, k: _Client | None, m: Any, target: dict) -> MemberView:
+    return MemberView(
+        name=name, member_id=member_id, instance_id=m.instance_id if m is not None else (k.instance_id if k else None),
+        protocol="consumer" if m is None or not m.uses_classic_protocol else "classic",
+        running=k.running if k is not None else True,
+        client_state=k.state if k is not None else None, client_epoch=k.epoch if k is not None else None,
+        member_epoch=m.member_epoch if m is not None else None,
+        server_state=_SERVER_STATE.get(m.state.label, m.state.label) if m is not None else None,
+        owned=k.owned if k is not None and k.running else frozenset(),
+        assigned=_names(cluster, m.assigned_partitions) if m is not None else frozenset(),
+        revoking=_names(cluster, m.partitions_pending_revocation) if m is not None else frozenset(),
+        target=_names(cluster, target.get(member_id, {})) if m is not None else frozenset())
+
+
+def served_reconciliation(server: Any, group: str, *, since: int = 0, changes_only: bool = False) -> ReconciliationView:
+    """The reconciliation widget over a served KIP-848 group's recorded heartbeats
+    (`reconciliation_snapshots`): it replays them (a real client's next heartbeat is its own)."""
+    return ReconciliationView(reconciliation_snapshots(server, group, since=since), changes_only=changes_only)
+
+
+# ---------------------------------------------------------------------------------------
+# The share strip over a served share group
+
+_SHARE_APIS = frozenset({"ShareFetch", "ShareAcknowledge", "ShareGroupHeartbeat"})
+_ACK_WORDS = {0: "gap", 1: "accepted", 2: "released", 3: "rejected", 4: "renewed"}
+
+
+def _ranges(pairs: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{a}-{z}" if a != z else f"{a}" for a, z in pairs)
+
+
+def _share_words(x: Any, topic_id: Any, partition: int) -> str:
+    """What a share exchange did to one share-partition, from its request and answer."""
+    who = x.client_id or "?"
+    if x.api_key is None:
+        return "the coordinator's timers (acquisition locks, sessions)"
+    parts = []
+    acks: dict[str, list[tuple[int, int]]] = {}
+    for t in getattr(x.request, "topics", None) or ():
+        if t.topic_id != topic_id:
+            continue
+        for p in t.partitions:
+            if p.partition_index != partition:
+                continue
+            for b in getattr(p, "acknowledgement_batches", ()) or ():
+                types = set(b.acknowledge_types) or {1}
+                word = _ACK_WORDS.get(next(iter(types)), "acknowledged") if len(types) == 1 else "acknowledged"
+                acks.setdefault(word, []).append((b.first_offset, b.last_offset))
+    parts += [f"{word} {_ranges(rs)}" for word, rs in acks.items()]
+    if x.api == "ShareFetch" and x.response is not None:
+        got = [(a.first_offset, a.last_offset, a.delivery_count)
+               for t in x.response.responses if t.topic_id == topic_id
+               for p in t.partitions if p.partition_index == partition for a in p.acquired_records]
+        if got:
+            parts.append("acquired " + ", ".join(f"{a}-{z} (delivery {n})" if a != z else f"{a} (delivery {n})"
+                                                  for a, z, n in got))
+    if x.api == "ShareGroupHeartbeat" and x.request.member_epoch == -1:
+        parts.append("left the group (its locks released)")
+    return f"{who}: {x.api}" + (" — " + "; ".join(parts) if parts else "")
+
+
+class ServedShareStrip:
+    """The share-partition strip (widgets.share: one cell per offset with its state, delivery
+    count and lock holder; SPSO and SPEO marked) over a served share group, one picture per
+    exchange that changed it.
+
+        strip = ServedShareStrip(server, "sg", "orders", 0)   # before the consumers fetch
+        ...                                                   # real ShareConsumers fetch, acknowledge
+        strip.refresh(); strip                                # ◀ ▶ through what each exchange did
+
+    Acquired records and their locks are the share-partition leader's soft state, which no log
+    holds (`__share_group_state` keeps the durable states only), so the strip watches the live
+    leader: it asks the server (`Server.observe`) to read it right after every exchange of the
+    group and every timer round; what changed becomes a picture, labelled with what the
+    exchange said (acquired, accepted, released, rejected). Lock holders are named by the
+    client id of the consumer holding them. Pictures are taken from the moment it is created."""
+
+    def __init__(self, server: Any, group_id: str, topic: str, partition: int = 0, *, before: int = 2,
+                 after: int = 3, max_offsets: int = 200) -> None:
+        import ipywidgets as W
+
+        from kgroup.groups.share.partition import leaders
+
+        self.server, self.group_id, self.topic, self.partition = server, group_id, topic, partition
+        self.topic_id = server.call(server.coordinator.cluster.topic_id, topic)
+        self.observer = f"share strip {group_id} {topic}-{partition}"
+        names: dict[str, str] = {}
+        last: list[Any] = [None]
+        key = (group_id, self.topic_id, partition)
+
+        def look(x: Any) -> Any:  # on the server's loop, right after exchange x
+            if x.api_key is not None:
+                if x.api not in _SHARE_APIS or getattr(x.request, "group_id", None) != group_id:
+                    return None
+                if getattr(x.request, "member_id", None) and x.client_id:
+                    names[x.request.member_id] = x.client_id
+            sp = leaders(server.coordinator).partitions.get(key)
+            if sp is None or not sp.loaded:  # never load one here: that is the leader's to do
+                return None
+            picture = self._picture(sp, names)
+            if picture == last[0]:
+                return None
+            last[0] = picture
+            return picture
+        self.max_offsets, self.before, self.after = max_offsets, before, after
+        self.pictures: list[dict] = []
+        self._seen = 0
+
+        def start() -> None:  # on the loop: the picture as it stands, and watching from here
+            server.observe(self.observer, look)  # on the loop too: no exchange falls in between
+            exchanges = server.exchanges()
+            self._seen = exchanges[-1].seq if exchanges else 0
+            sp = leaders(server.coordinator).partitions.get(key)
+            if sp is not None and sp.loaded:
+                last[0] = self._picture(sp, names)
+                self.pictures.append({"seq": self._seen, "at_ms": server.coordinator.now(), "api": None,
+                                      "client": None, "what": "as it stood when the strip started watching",
+                                      **last[0]})
+        server.call(start)
+        self.prev = W.Button(description="◀ prev")
+        self.next = W.Button(description="next ▶")
+        self.slider = W.IntSlider(min=0, max=0, value=0, description="step")
+        self.reload = W.Button(description="load new exchanges")
+        self.out = W.HTML()
+        self.prev.on_click(lambda _b: self.go(self.index - 1))
+        self.next.on_click(lambda _b: self.go(self.index + 1))
+        self.reload.on_click(lambda _b: self.refresh())
+        self.slider.observe(lambda _c: self._show(), names="value")
+        self.widget = W.VBox([W.HBox([self.prev, self.slider, self.next, self.reload]), self.out])
+        self.refresh()
+
+    def _picture(self, sp: Any, names: dict[str, str]) -> dict:
+        from widgets.share import partition_rows
+        rows = partition_rows(sp, names=names, before=self.before, after=self.after)[: self.max_offsets]
+        return {"rows": rows, "spso": sp.spso, "speo": sp.speo}
+
+    def refresh(self) -> None:
+        """Take the pictures of the exchanges recorded since the last refresh."""
+        exchanges = self.server.exchanges()
+        for x in exchanges:
+            if x.seq <= self._seen:
+                continue
+            picture = x.observed.get(self.observer)
+            if picture is not None:
+                self.pictures.append({"seq": x.seq, "at_ms": x.at_ms, "what": _share_words(x, self.topic_id, self.partition),
+                                      "api": x.api, "client": x.client_id, **picture})
+        if exchanges:
+            self._seen = max(self._seen, exchanges[-1].seq)
+        at_end = self.slider.value >= self.slider.max
+        self.slider.max = max(0, len(self.pictures) - 1)
+        if at_end:
+            self.slider.value = self.slider.max
+        self._show()
+
+    def stop(self) -> None:
+        """Stop watching the leader (the pictures taken stay)."""
+        self.server.observe(self.observer, None)
+
+    @property
+    def index(self) -> int:
+        return self.slider.value
+
+    def go(self, index: int) -> None:
+        self.slider.value = max(0, min(len(self.pictures) - 1, index))
+
+    def __len__(self) -> int:
+        return len(self.pictures)
+
+    def frame(self, index: int | None = None):
+        """The picture's offsets as the strip draws them (offset, state, delivery_count, lock_holder)."""
+        from widgets.share import strip_frame
+        return strip_frame(self.pictures[self.index if index is None else index]["rows"])
+
+    def timeline(self):
+        """One row per picture: which exchange, SPSO, SPEO and how many offsets in each state."""
+        import pandas as pd
+        rows = []
+        for i, p in enumerate(self.pictures):
+            counts = self.frame(i)["state"].value_counts()
+            rows.append({"step": i + 1, "exchange": p["seq"], "what": p["what"], "SPSO": p["spso"], "SPEO": p["speo"],
+                         **{s: int(counts.get(s, 0)) for s in ("Available", "Acquired", "Acknowledged", "Archived")}})
+        return pd.DataFrame(rows, columns=["step", "exchange", "what", "SPSO", "SPEO", "Available", "Acquired",
+                                           "Acknowledged", "Archived"])
+
+    def chart(self, index: int | None = None):
+        """The picture as an altair strip."""
+        from widgets.share import strip_chart
+        p = self.pictures[self.index if index is None else index]
+        return strip_chart(self.frame(index), spso=p["spso"], speo=p["speo"], title=p["what"])
+
+    def to_html(self, index: int | None = None) -> str:
+        from widgets.share import strip_html
+        if not self.pictures:
+            return (f"<p>no picture of {html.escape(self.group_id)} {html.escape(self.topic)}-{self.partition} yet "
+                    "(its share-partition has no leader until a consumer fetches)</p>")
+        i = self.index if index is None else index
+        p = self.pictures[i]
+        return (f"<h4>Step {i + 1}/{len(self.pictures)}: {html.escape(p['what'])} "
+                f"<small>(exchange #{p['seq']}, t={p['at_ms']} ms)</small></h4>"
+                + strip_html(self.frame(i), spso=p["spso"], speo=p["speo"]))
+
+    def _show(self) -> None:
+        self.prev.disabled = self.index == 0
+        self.next.disabled = self.index >= len(self.pictures) - 1
+        self.out.value = self.to_html()
+
+    def _repr_mimebundle_(self, **kw):
+        return mimebundle(self.widget, self.to_html(), **kw)

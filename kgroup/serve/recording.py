@@ -7,11 +7,15 @@ the thread-safe doors to them.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup.protocol import api_name
+
+logger = logging.getLogger("kgroup.serve")
 
 
 @dataclass
@@ -34,6 +38,9 @@ class Exchange:
     #: topic -> the log's length before this exchange (where its entries start): what a
     #: look-back (`Coordinator.as_of`) needs to show the state before and after it
     positions: dict[str, int] = field(default_factory=dict)
+    #: soft state seen on the live coordinator right after the exchange, by observer name
+    #: (`Server.observe`): what no log holds (a share-partition's acquisition locks)
+    observed: dict[str, Any] = field(default_factory=dict)
 
     @property
     def start_position(self) -> int:
@@ -66,6 +73,9 @@ class Recorder:
     def __init__(self, coordinator: Any, limit: int | None = None) -> None:
         self.coordinator = coordinator
         self.exchanges: deque[Exchange] = deque(maxlen=limit)
+        #: name -> fn(exchange): run right after each exchange is kept; a result that is not
+        #: None goes to `exchange.observed[name]`
+        self.observers: dict[str, Callable[[Exchange], Any]] = {}
         self._seq = 0
 
     def _logs(self) -> dict[str, Any]:
@@ -88,6 +98,14 @@ class Recorder:
         self._seq += 1
         exchange = Exchange(self._seq, self.coordinator.now(), written=written, positions=dict(mark), **fields)
         self.exchanges.append(exchange)
+        for name, observe in list(self.observers.items()):
+            try:
+                seen = observe(exchange)
+            except Exception:  # an observer is a notebook's: it must not fail the request
+                logger.exception("observer %r failed", name)
+                continue
+            if seen is not None:
+                exchange.observed[name] = seen
         return exchange
 
 

@@ -172,6 +172,15 @@ class Server:
             raise RuntimeError("this server does not record: Server(..., record=True)")
         return self.call(lambda: list(self._recorder.exchanges))
 
+    def observe(self, name: str, fn: Callable[[Exchange], Any] | None) -> None:
+        """Run `fn(exchange)` on the loop right after every recorded exchange and keep what it
+        returns (unless None) in `exchange.observed[name]`: soft state no log holds, seen
+        live (a share-partition's locks). `fn=None` stops observing."""
+        if self._recorder is None:
+            raise RuntimeError("this server does not record: Server(..., record=True)")
+        observers = self._recorder.observers
+        self.call(lambda: observers.pop(name, None) if fn is None else observers.__setitem__(name, fn))
+
     def pause(self) -> None:
         """Hold every coordinator request (broker APIs still flow) and stop the coordinator's
         clock, so that no session times out while a notebook looks."""

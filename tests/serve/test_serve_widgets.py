@@ -44,3 +44,23 @@ def test_the_stepper_walks_a_served_rebalance():
     view = RecordLogView(server.coordinator)
     view.group.value = "g"
     assert set(view.rows()["type"]) == {"GroupMetadata"}
+
+
+def test_observers_keep_what_they_see_after_each_exchange_and_never_fail_a_request():
+    coordinator = Coordinator(cluster=Cluster({"orders": 2}), config={"group.initial.rebalance.delay.ms": 0})
+    with Server(coordinator, record=True) as server:
+        server.observe("groups", lambda x: sorted(coordinator.groups) or None)
+        server.observe("broken", lambda x: 1 / 0)
+        w = Wire(server)
+        first = w.call("JoinGroup", 9, member_id="", **JOIN)   # a member id, no group yet
+        commit = dict(group_id="g", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                      topics=[{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                                 "committed_leader_epoch": -1,
+                                                                 "committed_metadata": ""}]}])
+        assert w.call("OffsetCommit", 9, **commit).topics[0].partitions[0].error_code == ErrorCode.none
+        server.observe("groups", None)
+        w.call("OffsetCommit", 9, **commit)
+        w.close()
+        xs = server.exchanges()
+    assert first.error_code == ErrorCode.member_id_required
+    assert [x.observed for x in xs] == [{"groups": ["g"]}, {"groups": ["g"]}, {}]
