@@ -147,41 +147,47 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
     The coordinator's side (group and assignment epochs; per member its epoch, state, current
     assignment, pending revocation, target) is read by look-back (`Coordinator.as_of`) after
     each exchange: what the coordinator wrote. The client's side is what each consumer said
-    on the wire: the epoch it was given, what it last reported owning (`owns`), and whether
-    that is the assignment it was sent (stable) or not yet (reconciling)."""
-    chosen = []
-    for x in server.exchanges()[since:]:
+    on the wire (followed from its first heartbeat, before `since` too): the epoch it was
+    given, what it last reported owning (`owns`), and whether that is the assignment it was
+    sent (stable) or not yet (reconciling). Members are named by their client id."""
+    everything = server.exchanges()
+    chosen = set()
+    for x in everything[since:]:
         if x.api_key is None:
             if _wrote_for(x, group):
-                chosen.append(x)
+                chosen.add(x.seq)
         elif (x.api == "ConsumerGroupHeartbeat" or x.api in _CLASSIC_APIS) and _group_of(x.request) == group:
-            chosen.append(x)
+            chosen.add(x.seq)
     if not chosen:
         raise ValueError(f"no recorded heartbeat of group {group!r} (is the server recording? Server(..., record=True))")
+    heartbeats = [x for x in everything if x.api == "ConsumerGroupHeartbeat" and x.request.group_id == group]
+
+    def member_of(x: Any) -> str:
+        return (x.response.member_id if x.response is not None and x.response.member_id else None) \
+            or x.request.member_id
+
+    # a name per member: its client id (with its member id's start when two share one)
+    ids: dict[str, str] = {}
+    for x in heartbeats:
+        if member_of(x):
+            ids.setdefault(member_of(x), x.client_id or "?")
+    taken = list(ids.values())
+    names = {mid: (n if taken.count(n) == 1 else f"{n} {mid[:6]}") for mid, n in ids.items()}
 
     def build() -> list[ReconciliationSnapshot]:  # on the server's loop: look-backs read its log
         c = server.coordinator
         cluster = c.cluster
-        # a name per member: its client id (with its member id's start when two share one)
-        ids: dict[str, str] = {}
-        for x in chosen:
-            if x.api == "ConsumerGroupHeartbeat":
-                mid = (x.response.member_id if x.response is not None and x.response.member_id else None) \
-                    or x.request.member_id
-                if mid:
-                    ids.setdefault(mid, x.client_id or "?")
-        taken = [n for n in ids.values()]
-        names = {mid: (n if taken.count(n) == 1 else f"{n} {mid[:6]}") for mid, n in ids.items()}
         clients: dict[str, _Client] = {}
+        shown: set[str] = set()   # clients heard from since the first step
         topics: set[str] = set()
-        start = chosen[0].at_ms
+        start = None
         out = []
-        for x in chosen:
+        for x in everything:
+            step = x.seq in chosen
             kind, consumer, request, answer, error = "timer", None, "—", "—", False
-            if x.api == "ConsumerGroupHeartbeat":
+            if x.api == "ConsumerGroupHeartbeat" and x.request.group_id == group:
                 req, resp = x.request, x.response
-                kind = "heartbeat"
-                mid = (resp.member_id if resp is not None and resp.member_id else None) or req.member_id
+                kind, mid = "heartbeat", member_of(x)
                 k = clients.setdefault(mid, _Client(names.get(mid, mid[:8])))
                 consumer = k.name
                 request, answer, error = _heartbeat_words(cluster, req, resp)
@@ -198,20 +204,22 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
                     if resp.assignment is not None:
                         k.given = _wire_tps(cluster, resp.assignment.topic_partitions)
                     k.state = "joining" if k.given is None else "stable" if k.given == k.owned else "reconciling"
+                if step:
+                    shown.add(mid)
             elif x.api_key is not None:
                 kind, consumer = "classic", x.client_id
+            if not step:
+                continue
+            start = x.at_ms if start is None else start
             snap = c.as_of(x.end_position)
             g = snap.groups.get(group)
             modern = g is not None and hasattr(g, "assignment_epoch")
             members = getattr(g, "members", {}) if modern else {}
             target = getattr(g, "target_assignment", {}) if modern else {}
-            views = []
-            for mid, k in clients.items():
-                m = members.get(mid)
-                views.append(_member_view(cluster, k.name, mid, k, m, target))
-            for mid, m in members.items():
-                if mid not in clients:
-                    views.append(_member_view(cluster, m.instance_id or f"{mid[:8]}…", mid, None, m, target))
+            views = [_member_view(cluster, k.name, mid, k, members.get(mid), target)
+                     for mid, k in clients.items() if mid in shown or mid in members]
+            views += [_member_view(cluster, m.instance_id or f"{mid[:8]}…", mid, None, m, target)
+                      for mid, m in members.items() if mid not in clients]
             tps = {(t, p) for t in topics if t in cluster for p in range(cluster.partitions(t))}
             tps |= {tp for v in views for tp in v.owned | v.assigned | v.target | v.revoking}
             records = tuple(row for row in (log_row(c.log.entry_at(i))

@@ -172,6 +172,9 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
     assert [f"{s.consumer}: ConsumerGroupHeartbeat" for s in heartbeats][: len(stepped_heartbeats)] == stepped_heartbeats
     assert heartbeats[0].consumer == "B" and heartbeats[0].request.startswith("epoch 0")
     assert heartbeats[0].group_epoch == steps[0].group_epoch and len(heartbeats[0].records) > 0
+    # A, heard from before the pause only, is named and owns what it last reported then
+    a_then = next(v for v in heartbeats[0].members if v.name == "A")
+    assert a_then.owned == {("orders", 0), ("orders", 1)} and a_then.client_state == "stable"
     final = {v.name: v for v in heartbeats[len(stepped_heartbeats) - 1].members}   # the last one stepped
     assert final["A"].assigned | final["B"].assigned == {("orders", 0), ("orders", 1)}
 
