@@ -436,7 +436,7 @@ class ServedShareStrip:
         i = self.index if index is None else index
         p = self.pictures[i]
         return (f"<h4>Step {i + 1}/{len(self.pictures)}: {html.escape(p['what'])} "
-                f"<small>(exchange #{p['seq']}, t={p['at_ms']} ms)</small></h4>"
+                f"<small>(exchange #{p['seq']}, t={(p['at_ms'] - self.pictures[0]['at_ms']) / 1000:.1f} s)</small></h4>"
                 + strip_html(self.frame(i), spso=p["spso"], speo=p["speo"]))
 
     def _show(self) -> None:
