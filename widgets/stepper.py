@@ -79,8 +79,17 @@ def _title(entity: Any) -> str:
     return f"{type(entity).__name__} v{getattr(type(entity), '__version__', '')}"
 
 
-def _json(data: Any) -> str:
-    return json.dumps(data, indent=1, default=str)
+def _json(data: Any, indent: str = "", width: int = 88) -> str:
+    """Indented JSON that keeps a short list or object on one line (partition lists stay readable)."""
+    flat = json.dumps(data, default=str, ensure_ascii=False)
+    if not isinstance(data, (dict, list)) or len(flat) + len(indent) <= width or not data:
+        return flat
+    inner = indent + "  "
+    if isinstance(data, dict):
+        items = [f"{inner}{json.dumps(k)}: {_json(v, inner, width)}" for k, v in data.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    items = [inner + _json(v, inner, width) for v in data]
+    return "[\n" + ",\n".join(items) + f"\n{indent}]"
 
 
 def _pretty(entity: Any, request: Any = None, *, raw: bool = False) -> str:
@@ -119,11 +128,11 @@ _PRESENT = "member"
 _TASKS = re.compile(r"(active|standby|warm-up)=\[([^\]]*)\]")
 
 
-def _items(value: Any) -> tuple[str, ...] | None:
+def _items(value: Any, topics: dict[str, str] | None = None) -> tuple[str, ...] | None:
     """An assignment as sorted items ("orders-0", "0_1 (standby)"), from the shapes the groups'
     `describe_members` use (dict topic -> partitions, or KIP-1071's task notation)."""
     if isinstance(value, dict):
-        return tuple(sorted(f"{t}-{p}" for t, ps in value.items() for p in ps))
+        return tuple(sorted(f"{(topics or {}).get(str(t), t)}-{p}" for t, ps in value.items() for p in ps))
     if isinstance(value, str):
         out = []
         for role, tasks in _TASKS.findall(value):
@@ -139,6 +148,7 @@ def group_view(coordinator: Any, observed: dict | None = None) -> dict[tuple[str
     """The groups of `coordinator` (a look-back snapshot) as {(group, member or "", field): value};
     `observed` (a scenario step's soft state) gives the live group states and members."""
     observed = observed or {}
+    topics = topic_names(coordinator.cluster)
     live_state = {g["group"]: g["state"] for g in observed.get("groups", [])}
     live_members: dict[str, list[dict]] = {}
     for row in observed.get("members", []):
@@ -169,7 +179,7 @@ def group_view(coordinator: Any, observed: dict | None = None) -> dict[tuple[str
                     out[(gid, mid, field.replace("_", " "))] = row[field]
             for field in ("assigned", "pending_revocation"):
                 if field in row:
-                    out[(gid, mid, field.replace("_", " "))] = _items(row[field])
+                    out[(gid, mid, field.replace("_", " "))] = _items(row[field], topics)
             if "awaiting_join" in row:  # a classic member: its soft state and its assignment as persisted
                 waiting = "JoinGroup" if row["awaiting_join"] else "SyncGroup" if row["awaiting_sync"] else None
                 if waiting:
@@ -200,6 +210,7 @@ def describe_changes(changes: list, names: dict[str, str] | None = None, *, seve
     joined = {(g, m) for (g, m, f), old, new in changes if f == _PRESENT and new}
     left = {(g, m) for (g, m, f), old, new in changes if f == _PRESENT and old}
     created = {g for (g, m, f), old, new in changes if not m and f == "state" and old is None}
+    gone = {g for (g, m, f), old, new in changes if not m and f == "state" and new is None}
     #: a group converted between types (KIP-848/KIP-1071 migration): its fields are not comparable
     converted = {g for (g, m, f), old, new in changes if not m and f == "type" and old and new}
     phrases: list[str] = []
@@ -218,6 +229,8 @@ def describe_changes(changes: list, names: dict[str, str] | None = None, *, seve
             continue
         if not m and g in created and old is None and f != "state" and not f.startswith("offset "):
             continue  # a new group's first values are not changes
+        if not m and g in gone and new is None and f != "state" and not f.startswith("offset "):
+            continue  # nor are a deleted group's last ones
         if g in converted and (m or f not in ("type", "state")) and not f.startswith("offset "):
             continue  # a converted group's fields change names and units: the table has them
         if not m:
@@ -258,10 +271,20 @@ def _get(entity: Any, name: str, default: Any = None) -> Any:
     return getattr(entity, name, default)
 
 
-def _tp_text(topics: Any, partitions_field: str = "partitions") -> list[str]:
+def topic_names(cluster: Any) -> dict[str, str]:
+    """Topic id (as text) -> name, so KIP-848 assignments read as "orders-0", not a UUID."""
+    try:
+        return {str(t.topic_id): t.name for t in cluster.topics()}
+    except AttributeError:
+        return {}
+
+
+def _tp_text(topics: Any, partitions_field: str = "partitions", names: dict[str, str] | None = None) -> list[str]:
     out = []
     for t in topics or []:
         name = _get(t, "name", _get(t, "topic"))
+        if name is None and _get(t, "topic_id") is not None:
+            name = (names or {}).get(str(t.topic_id), str(t.topic_id))
         for p in _get(t, partitions_field) or []:
             idx = _get(p, "partition_index", p)
             offset = _get(p, "committed_offset")
@@ -273,7 +296,7 @@ def _tasks_text(tasks: Any) -> str:
     return _list(f"{_get(t, 'subtopology_id')}_{p}" for t in tasks or [] for p in _get(t, "partitions") or [])
 
 
-def describe_request(req: Any, names: dict[str, str] | None = None) -> str:
+def describe_request(req: Any, names: dict[str, str] | None = None, topics: dict[str, str] | None = None) -> str:
     """"member A (instance a) sent JoinGroup v9 to group g, protocols range on topics [orders]"."""
     api = type(req).__name__.removesuffix("Request")
     version = getattr(type(req), "__version__", "")
@@ -329,6 +352,8 @@ def describe_request(req: Any, names: dict[str, str] | None = None) -> str:
             detail.append(f"topology epoch {req.topology.epoch}")
         if _get(req, "active_tasks") is not None:
             detail.append(f"owning active [{_tasks_text(req.active_tasks)}]")
+        if _get(req, "topic_partitions") is not None:
+            detail.append(f"owning [{_list(_tp_text(req.topic_partitions, names=topics))}]")
     elif api == "OffsetCommit":
         gen = _get(req, "generation_id_or_member_epoch", _get(req, "generation_id"))
         detail.append(f"committing {_list(_tp_text(req.topics))}" + (f" at {gen}" if gen not in (None, -1) else ""))
@@ -337,7 +362,8 @@ def describe_request(req: Any, names: dict[str, str] | None = None) -> str:
     return text + (", " + ", ".join(detail) if detail else "")
 
 
-def describe_response(resp: Any, req: Any = None, names: dict[str, str] | None = None) -> str:
+def describe_response(resp: Any, req: Any = None, names: dict[str, str] | None = None,
+                      topics: dict[str, str] | None = None) -> str:
     """What the answer said: error codes by name, epochs, generations, assignments, statuses."""
     data = to_data(resp)
     top = _get(resp, "error_code")
@@ -370,7 +396,7 @@ def describe_response(resp: Any, req: Any = None, names: dict[str, str] | None =
             bits.append(f"epoch {resp.member_epoch}")
             assignment = _get(resp, "assignment")
             if assignment is not None and _get(assignment, "topic_partitions") is not None:
-                bits.append(f"assigned [{_list(_tp_text(assignment.topic_partitions))}]"
+                bits.append(f"assigned [{_list(_tp_text(assignment.topic_partitions, names=topics))}]"
                             if assignment.topic_partitions else "assigned nothing")
             if _get(resp, "active_tasks") is not None:
                 tasks = f"active [{_tasks_text(resp.active_tasks)}]"
@@ -404,7 +430,7 @@ class Stepper:
         self.prev = W.Button(description="◀ prev")
         self.next = W.Button(description="next ▶")
         # the value is the step's index, the label its number (as in the title: "Step 18/46")
-        self.slider = W.SelectionSlider(options=[(str(i + 1), i) for i in range(len(scenario))], value=0,
+        self.slider = W.SelectionSlider(options=[(str(i + 1), i) for i in range(len(scenario))],
                                         description="step", continuous_update=False)
         self.out = W.HTML()
         self.prev.on_click(lambda _b: self.go(self.slider.value - 1))
@@ -484,14 +510,15 @@ class Stepper:
         phrases = describe_changes(changes, names, several_groups=several)
         parts: list[str] = []
         if step.request is not None:
-            head = describe_request(step.request, names)
+            topics = topic_names(self.scenario.coordinator.cluster)
+            head = describe_request(step.request, names, topics)
             answer = self.scenario.response_of(i)
             if isinstance(step.response, PendingResponse) and self._answered_at(step) != i:
                 later = self._answered_at(step)
                 head += " → held back" + (f" (answered at step {later + 1})" if later is not None
                                           else f" (waiting: {step.response.waiting_for})")
             elif answer is not None:
-                head += " → " + describe_response(answer, step.request, names)
+                head += " → " + describe_response(answer, step.request, names, topics)
             parts.append(head)
         else:
             moved = step.time_ms - (self.scenario.steps[i - 1].time_ms if i else step.time_ms)
