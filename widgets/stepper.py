@@ -200,6 +200,8 @@ def diff(before: dict, after: dict) -> list[tuple[tuple[str, str, str], Any, Any
 def _fmt(value: Any) -> str:
     if value is None:
         return "—"
+    if value is True:  # the _PRESENT field
+        return "in the group"
     if isinstance(value, tuple):
         return "[" + ", ".join(value) + "]"
     return str(value)
@@ -356,7 +358,7 @@ def describe_request(req: Any, names: dict[str, str] | None = None, topics: dict
             detail.append(f"owning [{_list(_tp_text(req.topic_partitions, names=topics))}]")
     elif api == "OffsetCommit":
         gen = _get(req, "generation_id_or_member_epoch", _get(req, "generation_id"))
-        detail.append(f"committing {_list(_tp_text(req.topics))}" + (f" at {gen}" if gen not in (None, -1) else ""))
+        detail.append(f"committing {_list(_tp_text(req.topics))}" + (f" at generation/epoch {gen}" if gen not in (None, -1) else ""))
     elif api in ("OffsetDelete", "OffsetFetch", "TxnOffsetCommit") and _get(req, "topics"):
         detail.append(_list(_tp_text(req.topics, "partitions" if api != "OffsetFetch" else "partition_indexes")))
     return text + (", " + ", ".join(detail) if detail else "")
@@ -380,7 +382,8 @@ def describe_response(resp: Any, req: Any = None, names: dict[str, str] | None =
             bits.append(f"generation {resp.generation_id}, protocol {resp.protocol_name}"
                         + (f", leader {short_id(resp.leader, names)}" if resp.leader else ""))
             if resp.members:
-                bits.append(f"the leader gets {len(resp.members)} members' subscriptions")
+                n = len(resp.members)
+                bits.append(f"the leader gets the subscriptions of {n} member{'s' if n != 1 else ''}")
             if req is not None and _get(req, "member_id") != resp.member_id:
                 bits.append(f"member id {short_id(resp.member_id, names)}")
         elif api == "SyncGroup":
@@ -535,7 +538,7 @@ class Stepper:
             parts.append("changed: " + ", ".join(phrases[:SUMMARY_CHANGES]) + more)
         elif step.request is not None:
             parts.append("no change to the groups")
-        n = step.end_position - step.start_position
+        n = len(self.scenario.entries(i))
         parts.append(f"{n} record{'s' if n != 1 else ''} written" if n else "nothing written")
         return "; ".join(parts) + "."
 
@@ -582,8 +585,10 @@ class Stepper:
             elif value and value != "<tombstone>":
                 value = json.dumps(json.loads(value), separators=(", ", ": "))
             cells = "".join(f"<td>{html.escape(str(r[c]))}</td>" for c in ("partition", "offset", "type"))
-            cells += "".join(f"<td><code style='white-space:pre-wrap;word-break:break-word'>{html.escape(str(v))}"
-                             f"</code></td>" for v in (r["key"], value))
+            key = json.dumps(json.loads(r["key"]), separators=(", ", ": ")) if r["key"] else ""
+            # a key is short: one line; a value wraps inside the output's width
+            cells += (f"<td><code style='white-space:nowrap'>{html.escape(key)}</code></td>"
+                      f"<td><code style='white-space:pre-wrap;overflow-wrap:anywhere'>{html.escape(str(value))}</code></td>")
             rows.append(f"<tr>{cells}</tr>")
         head = "<tr><th>partition</th><th>offset</th><th>type</th><th>key</th><th>value</th></tr>"
         return f"<div style='{_SCROLL}'><table class='kgroup-step-records'>{head}{''.join(rows)}</table></div>"
