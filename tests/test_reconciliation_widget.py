@@ -153,3 +153,18 @@ def test_static_text_is_deterministic_and_big_groups_are_aggregated(tmp_path):
     assert "too many cells to draw" in small.out.value and "<td title=" not in small.out.value
     bundle = view._repr_mimebundle_()
     assert "text/html" in bundle and "Step " in bundle["text/html"]
+
+
+def test_tables_fit_the_output_area_and_the_checkbox_label_is_not_cut():
+    c, sim, rec = scale_out("AB", run_ms=25_000)
+    view = ReconciliationView(rec)
+    out = view.out.value
+    scroll = "<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>"
+    members, rest = out.split("<b>members</b>", 1)[1].split("<b>current vs target assignment</b>", 1)
+    grid, records = rest.split("<b>records written</b>", 1)
+    assert members.startswith(scroll) and grid.startswith(scroll)
+    assert scroll in records and "<details>" in records   # the first heartbeat's long values: a click away
+    member_id = view.current.members[0].member_id
+    assert f"<span class='kgroup-long'>{member_id}</span>" in members   # 22-char ids may wrap
+    # ipywidgets cuts a description longer than its 300 px box: not indented, sized to the text
+    assert view.changes_only.indent is False and view.changes_only.layout.width == "auto"

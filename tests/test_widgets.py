@@ -75,3 +75,92 @@ def test_charts_export_to_png_and_svg_headless(coord, tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = save(records_timeline_chart(coord.log), tmp_path / "log.svg")
     assert svg.read_text().lstrip().startswith("<svg")
+
+
+# ------------------------------------------------------------------------------------------------
+# Fitting JupyterLab's output area (~960 px): tables scroll sideways in their own box, long
+# values are cut with the whole value a click away; charts count in whole numbers.
+
+def _scrolls(html_text: str) -> bool:
+    return html_text.startswith("<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>") and \
+        html_text.endswith("</div>")
+
+
+def test_record_log_table_scrolls_and_cuts_long_values_behind_a_click(coord):
+    import html
+    import json
+    import re
+
+    from widgets.record_log import MAX_CHARS
+
+    commit(coord, "a", {("orders", 0): 1}, metadata="m" * 300)
+    view = RecordLogView(coord)
+    out = view.out.value
+    assert _scrolls(out.split("<p>")[0]) and "<caption>__consumer_offsets: 1 of 1 records</caption>" in out
+    value = log_frame(coord.log).loc[0, "value"]
+    assert len(value) > MAX_CHARS
+    summary = re.search(r"<summary><code[^>]*>(.*?)…</code>", out).group(1)
+    assert html.unescape(summary) == value[:MAX_CHARS]
+    full = re.search(r"<pre>(.*?)</pre>", out, re.S).group(1)
+    assert json.loads(html.unescape(full)) == json.loads(value)        # the whole value, pretty-printed
+    key = log_frame(coord.log).loc[0, "key"]                            # short: whole, no click, may wrap
+    assert f"<td><code class='kgroup-long'>{html.escape(key)}</code></td>" in out
+    assert out.count("<details>") == 1
+    assert "Offset<wbr>Commit" in out                                   # record types wrap between words
+
+
+def test_table_html_blanks_missing_values_and_marks_long_words_breakable():
+    import pandas as pd
+
+    from widgets.record_log import table_html
+
+    html_text = table_html(pd.DataFrame([{"member_id": "b", "instance_id": None, "epoch": float("nan")},
+                                         {"member_id": "x" * 30, "instance_id": "a", "epoch": 3}]))
+    assert _scrolls(html_text)
+    assert "NaN" not in html_text and "None" not in html_text
+    assert f"<span class='kgroup-long'>{'x' * 30}</span>" in html_text   # may break anywhere
+    assert "<td>b</td>" in html_text                                     # short words stay whole
+
+
+def test_stale_members_are_greyed_out_in_the_task_grid():
+    from widgets.palette import STALE, TASK_ROLES
+    from widgets.streams import STALE_MEMBER, task_grid_chart
+
+    rows = [{"member": "A (#0)", "task": "0_0", "role": "active", "revoking": False, "stale": True, "process": "p"},
+            {"member": "A (#0)", "task": "0_1", "role": "active", "revoking": True, "stale": True, "process": "p"},
+            {"member": "C (#1)", "task": "0_2", "role": "active", "revoking": False, "stale": False, "process": "q"}]
+    spec = task_grid_chart(rows).to_dict()
+    scale = spec["encoding"]["color"]["scale"]
+    colour = dict(zip(scale["domain"], scale["range"]))
+    shown = {(r["member"], r["task"]): r["shown"] for r in spec["datasets"][next(iter(spec["datasets"]))]}
+    assert colour[shown[("A (#0)", "0_0")]] == colour[shown[("A (#0)", "0_1")]] == STALE
+    assert shown[("A (#0)", "0_0")] == STALE_MEMBER
+    assert colour[shown[("C (#1)", "0_2")]] == TASK_ROLES["active"]
+    assert "opacity" not in spec["encoding"]   # no paler role colours that read as "revoking"
+
+
+def test_unowned_chart_counts_in_whole_numbers_and_draws_no_empty_layers():
+    from widgets.charts import unowned_over_time
+
+    spec = unowned_over_time({"static": [(0, 0), (100, 3)]}, title="t", what="tasks").to_dict()
+    assert len(spec["layer"]) == 1   # no rule / label layers over no events (an infinite extent)
+    y = spec["layer"][0]["encoding"]["y"]
+    assert y["title"] == "tasks without an owner"
+    assert y["axis"]["tickMinStep"] == 1 and y["axis"]["format"] == "d"
+    with_events = unowned_over_time({"s": [(0, 1)]}, events=[(0, "A joins")]).to_dict()
+    assert len(with_events["layer"]) == 3
+
+
+def test_charts_stay_within_the_output_area(coord, tmp_path):
+    """Charts (legends included) fit a ~960 px output area: the SVG vl-convert draws is ≤ 900 px."""
+    import re
+
+    from widgets.charts import offsets_overview, save, unowned_over_time
+
+    commit(coord, "a-rather-long-group-name", {("orders", p): p for p in range(6)})
+    for chart in (offsets_overview(coord),
+                  unowned_over_time({"classic, cooperative (cooperative-sticky)": [(0, 1), (5000, 0)]},
+                                    events=[(0, "A joins")])):
+        svg = save(chart, tmp_path / "c.svg").read_text()
+        width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)"', svg).group(1))
+        assert width <= 900, width

@@ -33,6 +33,11 @@ alt.renderers.register("kgroup", _renderer)
 alt.renderers.enable("kgroup")
 
 
+def _count_axis(**kw) -> alt.Axis:
+    """An axis that counts things: whole-number ticks only (no 0.5 partitions)."""
+    return alt.Axis(tickMinStep=1, format="d", **kw)
+
+
 def committed_offsets_chart(offsets: pd.DataFrame | list[dict], *, title: str = "Committed offsets per group") -> alt.Chart:
     """One bar per (group, topic-partition): the committed offset."""
     df = pd.DataFrame(offsets)
@@ -40,7 +45,7 @@ def committed_offsets_chart(offsets: pd.DataFrame | list[dict], *, title: str = 
         df = pd.DataFrame(columns=["group", "topic", "partition", "offset"])
     df = df.assign(tp=df["topic"].astype(str) + "-" + df["partition"].astype(str))
     return (alt.Chart(df, title=title).mark_bar()
-            .encode(x=alt.X("offset:Q", title="committed offset"),
+            .encode(x=alt.X("offset:Q", title="committed offset", axis=_count_axis()),
                     y=alt.Y("tp:N", title="topic-partition"),
                     color=alt.Color("group:N", title="group"),
                     yOffset="group:N",
@@ -116,24 +121,29 @@ def assignment_grid_chart(cells: pd.DataFrame | list[dict], *, members: list[str
 
 
 def unowned_over_time(series: dict[str, list[tuple[int, int]]], *, events: list[tuple[int, str]] | None = None,
-                      title: str = "Partitions without an owner") -> alt.LayerChart:
-    """One line per scenario: how many partitions no consumer owned, over time.
+                      title: str = "Partitions without an owner", what: str = "partitions") -> alt.LayerChart:
+    """One line per scenario: how many partitions (or tasks: `what="tasks"`) no consumer
+    owned, over time.
 
     `series`: label -> [(ms, count)] as `Simulation.unowned_series()` gives them; `events`:
     (ms, label) marks (members joining, restarts), drawn as rules."""
     rows = [{"scenario": label, "t_s": t / 1000, "unowned": n} for label, points in series.items() for t, n in points]
     df = pd.DataFrame(rows, columns=["scenario", "t_s", "unowned"])
     lines = (alt.Chart(df).mark_line(interpolate="step-after", strokeWidth=1.6)
-             .encode(x=alt.X("t_s:Q", title="time (s)"), y=alt.Y("unowned:Q", title="partitions without an owner"),
+             .encode(x=alt.X("t_s:Q", title="time (s)"),
+                     y=alt.Y("unowned:Q", title=f"{what} without an owner", axis=_count_axis()),
                      color=alt.Color("scenario:N", title="protocol", sort=list(series),
                                      legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical")),
                      strokeDash=alt.StrokeDash("scenario:N", sort=list(series), legend=None),
                      tooltip=["scenario", "t_s", "unowned"]))
-    marks = pd.DataFrame([{"t_s": t / 1000, "label": label} for t, label in (events or [])], columns=["t_s", "label"])
-    rules = alt.Chart(marks).mark_rule(color="#999", strokeDash=[2, 2]).encode(x="t_s:Q")
-    labels = alt.Chart(marks).mark_text(align="left", dx=3, dy=-4, fontSize=9, color="#555", angle=0).encode(
-        x="t_s:Q", y=alt.value(0), text="label:N")
-    return alt.layer(rules, labels, lines, title=title).properties(width=560, height=220)
+    layers = [lines]
+    if events:   # (no rule layers without events: an empty layer has an infinite extent)
+        marks = pd.DataFrame([{"t_s": t / 1000, "label": label} for t, label in events], columns=["t_s", "label"])
+        rules = alt.Chart(marks).mark_rule(color="#999", strokeDash=[2, 2]).encode(x="t_s:Q")
+        labels = alt.Chart(marks).mark_text(align="left", dx=3, dy=-4, fontSize=9, color="#555", angle=0).encode(
+            x="t_s:Q", y=alt.value(0), text="label:N")
+        layers = [rules, labels, lines]
+    return alt.layer(*layers, title=title).properties(width=560, height=220)
 
 
 def assignment_balance(counts: pd.DataFrame | list[dict], *,
@@ -149,12 +159,13 @@ def assignment_balance(counts: pd.DataFrame | list[dict], *,
         return (alt.Chart(totals, title=f"{title} (histogram of per-member counts: "
                                         f"{totals['member'].nunique()} members)")
                 .mark_bar().encode(x=alt.X("partitions:O", title="partitions of a member"),
-                                   y=alt.Y("count():Q", title="members"), column=alt.Column("assignor:N", title=None))
+                                   y=alt.Y("count():Q", title="members", axis=_count_axis()),
+                                   column=alt.Column("assignor:N", title=None))
                 .properties(width=220))
     members = list(dict.fromkeys(df["member"]))
     return (alt.Chart(df, title=title).mark_bar()
             .encode(x=alt.X("member:N", title="member", sort=members),
-                    y=alt.Y("sum(partitions):Q", title="partitions", axis=alt.Axis(tickMinStep=1)),
+                    y=alt.Y("sum(partitions):Q", title="partitions", axis=_count_axis()),
                     color=alt.Color("topic:N", title="topic"),
                     column=alt.Column("assignor:N", title=None, sort=list(dict.fromkeys(df["assignor"]))),
                     tooltip=["assignor", "member", "topic", "partitions"])

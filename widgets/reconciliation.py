@@ -29,7 +29,7 @@ from kgroup.errors import ErrorCode
 from kgroup.protocol import ms
 from widgets.charts import ASSIGNMENT_STATES, assignment_grid_chart
 from widgets.palette import ERROR, STALE
-from widgets.record_log import log_row, mimebundle
+from widgets.record_log import log_row, mimebundle, records_html, scroll_x, table_html
 
 TP = tuple[str, int]
 _SERVER_STATE = {"stable": "stable", "unrevoked_partitions": "unrevoked", "unreleased_partitions": "unreleased",
@@ -251,7 +251,9 @@ class ReconciliationView:
         self.prev = W.Button(description="◀ prev")
         self.next = W.Button(description="next ▶")
         self.slider = W.IntSlider(min=0, max=0, value=0, description="step")
-        self.changes_only = W.Checkbox(value=changes_only, description="only heartbeats that changed something")
+        # not indented, sized to its text: the default 300 px cuts this description off
+        self.changes_only = W.Checkbox(value=changes_only, description="only heartbeats that changed something",
+                                       indent=False, layout=W.Layout(width="auto"))
         self.out = W.HTML()
         self.prev.on_click(lambda _b: self.go(self.slider.value - 1))
         self.next.on_click(lambda _b: self._next())
@@ -371,7 +373,7 @@ class ReconciliationView:
         if len(members) * len(s.partitions) > self.max_cells:
             counts = self.grid_frame(s).groupby(["member", "state"]).size().unstack(fill_value=0)
             return (f"<p><i>{len(members)} members × {len(s.partitions)} partitions: too many cells to draw; "
-                    f"partitions per member and state instead.</i></p>" + counts.to_html())
+                    f"partitions per member and state instead.</i></p>" + table_html(counts, index=True))
         def stale(v: MemberView) -> bool:   # stopped, crashed, fenced: greyed out
             return v.client_state is not None and (not v.running or v.client_state == "fenced")
         head = "".join(f"<th style='color:{STALE if stale(v) else 'inherit'}'>{html.escape(v.name)}</th>"
@@ -389,8 +391,8 @@ class ReconciliationView:
             body.append(f"<tr><th style='text-align:left'>{tp[0]}-{tp[1]}</th>{''.join(cells)}</tr>")
         legend = " ".join(f"<span style='background:{c};padding:0 .6em;margin-right:.3em'>&nbsp;</span>{k}"
                           for k, c in ASSIGNMENT_STATES.items())
-        return (f"<table class='kgroup-grid'><tr><th></th>{head}</tr>{''.join(body)}</table>"
-                f"<p style='font-size:smaller'>{legend} &nbsp; ● the process owns it now</p>")
+        return (scroll_x(f"<table class='kgroup-grid'><tr><th></th>{head}</tr>{''.join(body)}</table>")
+                + f"<p style='font-size:smaller'>{legend} &nbsp; ● the process owns it now</p>")
 
     def to_html(self) -> str:
         s = self.current
@@ -398,7 +400,6 @@ class ReconciliationView:
             return "<p>no step yet</p>"
         n = len(self.steps())
         style = f"color:{ERROR}" if s.error else ""
-        records = pd.DataFrame(list(s.records), columns=["offset", "type", "key", "value"]) if s.records else None
         parts = [
             f"<h4>Step {self.index + 1}/{n}: {html.escape(s.label)} <small>(t={s.time_ms / 1000:.1f} s)</small></h4>",
             f"<p><b>group epoch</b> {s.group_epoch} · <b>assignment epoch</b> {s.assignment_epoch} · "
@@ -407,10 +408,10 @@ class ReconciliationView:
         if s.kind == "heartbeat":
             parts.append(f"<p><b>sent</b> {html.escape(s.request)}<br><b style='{style}'>answer</b> "
                          f"<span style='{style}'>{html.escape(s.response)}</span></p>")
-        parts += ["<b>members</b>", self.members_frame(s).to_html(index=False),
+        parts += ["<b>members</b>", table_html(self.members_frame(s)),
                   "<b>current vs target assignment</b>", self._grid_html(s),
                   f"<b>records written</b> ({len(s.records)})",
-                  records.to_html(index=False) if records is not None else "<p>none</p>"]
+                  records_html(s.records, ["offset", "type", "key", "value"]) if s.records else "<p>none</p>"]
         return "".join(parts)
 
     def to_text(self, snapshot: ReconciliationSnapshot | None = None) -> str:

@@ -1,7 +1,16 @@
-"""The record log: offset, time, record type, key, decoded value; raw bytes on demand."""
+"""The record log: offset, time, record type, key, decoded value; raw bytes on demand.
+
+Also the HTML helpers every widget's tables go through (`table_html`, `records_html`): a
+notebook's output area is ~960 px wide and a widget's HTML does not scroll on its own, so
+tables wrap long tokens to fit, long JSON values are cut with the whole value one click away,
+and whatever still does not fit scrolls sideways under the table itself.
+"""
 from __future__ import annotations
 
 import html
+import json
+import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import ipywidgets as W
@@ -29,8 +38,95 @@ def log_row(entry: Any) -> dict:
 
 
 def _compact(obj: Any) -> str:
-    import json
     return json.dumps(obj, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------------------
+# HTML that fits the output area
+
+#: Characters of a key / value shown before it is cut (the rest behind a click).
+MAX_CHARS = 120
+#: Words longer than this (JSON, member ids, topic ids) may break anywhere, so the table fits
+#: the output area instead of pushing its last columns out of sight; shorter words stay whole.
+LONG_WORD = 16
+_TABLE_CSS = ("<style>.kgroup-table td{overflow-wrap:normal;vertical-align:top}"
+              ".kgroup-table .kgroup-long{overflow-wrap:anywhere}"
+              ".kgroup-table details>summary{cursor:pointer}"
+              ".kgroup-table pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}</style>")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def scroll_x(inner: str) -> str:
+    """`inner` in a box that scrolls sideways (its own scroll bar, right under it) when wider
+    than the output area."""
+    return f"<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>{inner}</div>"
+
+
+def _long(text: str) -> bool:
+    return any(len(w) > LONG_WORD for w in text.split())
+
+
+def _text(value: Any) -> str:
+    """A cell's text as HTML: long words marked breakable anywhere."""
+    text = str(value)
+    return f"<span class='kgroup-long'>{html.escape(text)}</span>" if _long(text) else html.escape(text)
+
+
+def table_html(df: pd.DataFrame, *, index: bool = False, escape: bool = True) -> str:
+    """A DataFrame as an HTML table that fits the output area (long words wrap, sideways
+    scroll as a last resort); missing values blank rather than NaN / None.
+    `escape=False`: the cells are HTML already (shown as they are)."""
+    shown = df.astype(object).where(df.notna(), "")
+    if escape:
+        shown = shown.map(_text)
+        if shown.index.nlevels == 1:
+            shown.index = shown.index.map(_text)
+        if shown.columns.nlevels == 1:
+            shown.columns = shown.columns.map(lambda c: html.escape(str(c)))
+    table = shown.to_html(index=index, escape=False, classes="kgroup-table", border=0)
+    return scroll_x(_TABLE_CSS + table)
+
+
+def type_html(type_name: str) -> str:
+    """A record type that may wrap between its words (ConsumerGroup|Current|Member|Assignment)."""
+    return "<wbr>".join(html.escape(part) for part in _CAMEL.split(type_name))
+
+
+def cut(text: str, max_chars: int = MAX_CHARS) -> str:
+    """`text` as HTML: whole when short, else its first `max_chars` characters with the
+    whole value (JSON pretty-printed) behind a click (`<details>`)."""
+    if len(text) <= max_chars:
+        return f"<code class='kgroup-long'>{html.escape(text)}</code>" if _long(text) else \
+            f"<code>{html.escape(text)}</code>"
+    try:
+        doc = json.loads(text)
+        full = json.dumps(doc, indent=1) if isinstance(doc, (dict, list)) else text
+    except ValueError:
+        full = text
+    return (f"<details><summary><code class='kgroup-long'>{html.escape(text[:max_chars])}…</code> "
+            f"<small>({len(text)} chars)</small></summary><pre>{html.escape(full)}</pre></details>")
+
+
+def records_html(rows: Iterable[dict], columns: Sequence[str], *, caption: str = "",
+                 max_chars: int = MAX_CHARS) -> str:
+    """Record rows (as `log_row` gives them) as a table: the type with its record family's
+    colour, keys and values cut at `max_chars` with the whole value a click away."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = []
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = r.get(c)
+            text = "" if v is None else (v.hex(" ") if isinstance(v, bytes) else str(v))
+            if c == "type":
+                colour = RECORD_FAMILIES[record_family(text)]
+                cells.append(f"<td style='border-left:4px solid {colour}'>{type_html(text)}</td>")
+            else:
+                cells.append(f"<td>{cut(text, max_chars)}</td>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return scroll_x(_TABLE_CSS + f"<table class='kgroup-table kgroup-log'>{cap}<thead><tr>{head}</tr></thead>"
+                    f"<tbody>{''.join(body)}</tbody></table>")
 
 
 def log_frame(log: Any, *, raw: bool = False) -> pd.DataFrame:
@@ -59,7 +155,7 @@ class RecordLogView:
         types = sorted(self.frame["type"].unique())
         self.group = W.Dropdown(options=["(all)"] + groups, value="(all)", description="group")
         self.type = W.Dropdown(options=["(all)"] + types, value="(all)", description="type")
-        self.raw = W.Checkbox(value=False, description="raw bytes")
+        self.raw = W.Checkbox(value=False, description="raw bytes", indent=False, layout=W.Layout(width="auto"))
         self.out = W.HTML()
         for w in (self.group, self.type, self.raw):
             w.observe(lambda _change: self.refresh(), names="value")
@@ -80,17 +176,9 @@ class RecordLogView:
     def to_html(self) -> str:
         df = self.rows()
         cols = ["partition", "offset", "timestamp", "type", "key", "value"] + (["key_bytes", "value_bytes"] if self.raw.value else [])
-        head = "".join(f"<th>{c}</th>" for c in cols)
-        body = []
-        for _, r in df.head(self.max_rows).iterrows():
-            colour = RECORD_FAMILIES[record_family(r["type"])]
-            cells = "".join(
-                f"<td style='border-left:4px solid {colour}'>{html.escape(str(r[c]))}</td>" if c == "type"
-                else f"<td><code>{html.escape(str(r[c]))}</code></td>" for c in cols)
-            body.append(f"<tr>{cells}</tr>")
         more = f"<p>… {len(df) - self.max_rows} more rows</p>" if len(df) > self.max_rows else ""
-        caption = f"<caption>__consumer_offsets: {len(df)} of {len(self.frame)} records</caption>"
-        return f"<table class='kgroup-log'>{caption}<tr>{head}</tr>{''.join(body)}</table>{more}"
+        rows = df.head(self.max_rows).to_dict("records")
+        return records_html(rows, cols, caption=f"__consumer_offsets: {len(df)} of {len(self.frame)} records") + more
 
     def _repr_mimebundle_(self, **kw):
         return mimebundle(self.widget, self.to_html(), **kw)

@@ -1,8 +1,9 @@
 """Streams-group pictures (KIP-1071): the task grid and the topology view.
 
 - `task_frame(group)` / `task_grid_chart(rows)`: tasks × members, each cell coloured by the
-  task's role on that member (active, standby, warm-up; pending revocation hatched lighter),
-  each member labelled with its topology epoch, members with a stale topology greyed.
+  task's role on that member (active, standby, warm-up; pending revocation lighter),
+  each member labelled with its topology epoch, members with a stale topology greyed out
+  (palette STALE; the tooltip names the role).
 - `topology_html(group)`: subtopologies with their source, repartition and changelog topics,
   partition counts as configured against the cluster, and the NOT_READY status if any.
 - `StreamsStepper`: the scenario stepper with the task grid of each step (look-back, no re-run).
@@ -19,9 +20,12 @@ import pandas as pd
 
 from kgroup.scenario import Scenario
 from widgets.palette import ERROR, STALE, TASK_ROLES
+from widgets.record_log import table_html
 from widgets.stepper import Stepper
 
 AGGREGATE_ABOVE = 4_000
+#: The colour legend's entry for every task of a member whose topology epoch is stale (greyed out).
+STALE_MEMBER = "member with a stale topology epoch"
 _ROLES = {"active": "active", "standby": "standby", "warmup": "warm-up"}
 
 
@@ -66,15 +70,15 @@ def task_grid_chart(rows: pd.DataFrame | list[dict], *, title: str = "Tasks per 
             color=alt.Color("role:N", title="task role", scale=alt.Scale(domain=list(TASK_ROLES),
                                                                           range=list(TASK_ROLES.values()))))
     order = tasks or sorted(set(df["task"]), key=_task_sort_key)
-    df = df.assign(shown=df["role"].where(~df["revoking"], df["role"] + " (revoking)"))
-    domain = list(TASK_ROLES) + [f"{r} (revoking)" for r in TASK_ROLES]
-    colours = list(TASK_ROLES.values()) + [_lighter(c) for c in TASK_ROLES.values()]
-    base = alt.Chart(df, title=title)
-    rects = base.mark_rect(stroke="#999", strokeWidth=0.5).encode(
+    shown = df["role"].where(~df["revoking"].astype(bool), df["role"] + " (revoking)")
+    # a stale member is greyed out whatever the role (the tooltip still names the role)
+    df = df.assign(shown=shown.where(~df["stale"].astype(bool), STALE_MEMBER))
+    domain = list(TASK_ROLES) + [f"{r} (revoking)" for r in TASK_ROLES] + [STALE_MEMBER]
+    colours = list(TASK_ROLES.values()) + [_lighter(c) for c in TASK_ROLES.values()] + [STALE]
+    rects = alt.Chart(df, title=title).mark_rect(stroke="#999", strokeWidth=0.5).encode(
         x=alt.X("task:N", title="task (subtopology_partition)", sort=order),
         y=alt.Y("member:N", title="member (#topology epoch)"),
         color=alt.Color("shown:N", title="task role", scale=alt.Scale(domain=domain, range=colours)),
-        opacity=alt.condition("datum.stale", alt.value(0.45), alt.value(1.0)),
         tooltip=["member", "task", "role", "revoking", "stale", "process"])
     return rects.properties(width=alt.Step(28), height=alt.Step(22))
 
@@ -126,8 +130,7 @@ def topology_html(group: Any) -> str:
             "repartition source topics": ", ".join(count(t.name) for t in s.repartition_source_topics) or "—",
             "repartition sink topics": ", ".join(s.repartition_sink_topics) or "—",
             "changelog topics": ", ".join(count(t.name) for t in s.state_changelog_topics) or "— (stateless)"})
-    table = pd.DataFrame(rows).to_html(index=False, escape=False)
-    return head + status + table
+    return head + status + table_html(pd.DataFrame(rows), escape=False)
 
 
 class StreamsStepper(Stepper):
@@ -161,4 +164,5 @@ class StreamsStepper(Stepper):
         return out + f"<b>assignment (current)</b><ul>{lines}</ul>"
 
 
-__all__ = ["task_frame", "task_grid_chart", "assignment_text", "topology_html", "StreamsStepper", "AGGREGATE_ABOVE"]
+__all__ = ["task_frame", "task_grid_chart", "assignment_text", "topology_html", "StreamsStepper", "AGGREGATE_ABOVE",
+           "STALE_MEMBER"]
