@@ -11,6 +11,14 @@ records): the request as the client sent it, the answer as kgroup sent it, the r
 wrote, and the state after it rebuilt by look-back (`Coordinator.as_of`, read on the server's
 loop while it serves). Soft state (waiting JoinGroups, timers) is not recorded, as in any
 look-back. widgets import kgroup, never the reverse.
+
+The other widgets read the same history:
+
+    served_reconciliation(server, "billing")          # KIP-848: the reconciliation grid, heartbeat by heartbeat
+    strip = ServedShareStrip(server, "sg", "orders")  # share group: the share strip (create before fetching)
+
+The grid's coordinator side is look-back too; the share strip's acquisition locks are the
+leader's soft state, so it reads the live leader after each exchange (`Server.observe`).
 """
 from __future__ import annotations
 
@@ -159,7 +167,8 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
         elif (x.api == "ConsumerGroupHeartbeat" or x.api in _CLASSIC_APIS) and _group_of(x.request) == group:
             chosen.add(x.seq)
     if not chosen:
-        raise ValueError(f"no recorded heartbeat of group {group!r} (is the server recording? Server(..., record=True))")
+        raise ValueError(f"no recorded heartbeat of group {group!r} "
+                         "(is the server recording? Server(..., record=True))")
     heartbeats = [x for x in everything if x.api == "ConsumerGroupHeartbeat" and x.request.group_id == group]
 
     def member_of(x: Any) -> str:
@@ -382,8 +391,9 @@ class ServedShareStrip:
                 continue
             picture = x.observed.get(self.observer)
             if picture is not None:
-                self.pictures.append({"seq": x.seq, "at_ms": x.at_ms, "what": _share_words(x, self.topic_id, self.partition),
-                                      "api": x.api, "client": x.client_id, **picture})
+                what = _share_words(x, self.topic_id, self.partition)
+                self.pictures.append({"seq": x.seq, "at_ms": x.at_ms, "what": what, "api": x.api,
+                                      "client": x.client_id, **picture})
         if exchanges:
             self._seen = max(self._seen, exchanges[-1].seq)
         at_end = self.slider.value >= self.slider.max

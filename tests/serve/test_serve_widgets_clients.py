@@ -141,12 +141,13 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
             stepped: list[str] = []
             deadline = time.monotonic() + 25
 
+            orders = coordinator.cluster.topic_id("orders")
+
             def group_settled() -> bool:
                 g = server.call(lambda: coordinator.groups["g"])
                 ms = list(g.members.values())
-                return (len(ms) == 2 and all(m.member_epoch == g.group_epoch and not m.partitions_pending_revocation
-                                             and len(m.assigned_partitions.get(coordinator.cluster.topic_id("orders"), ()))
-                                             == 1 for m in ms))
+                return len(ms) == 2 and all(m.member_epoch == g.group_epoch and not m.partitions_pending_revocation
+                                            and len(m.assigned_partitions.get(orders, ())) == 1 for m in ms)
             while not (group_settled() and owned(b)) and time.monotonic() < deadline:
                 a.poll(0.02)
                 b.poll(0.02)
@@ -169,7 +170,8 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
     steps = reconciliation_snapshots(server, "g", since=before)
     heartbeats = [s for s in steps if s.kind == "heartbeat"]
     stepped_heartbeats = [w for w in stepped if w.endswith("ConsumerGroupHeartbeat")]
-    assert [f"{s.consumer}: ConsumerGroupHeartbeat" for s in heartbeats][: len(stepped_heartbeats)] == stepped_heartbeats
+    shown = [f"{s.consumer}: ConsumerGroupHeartbeat" for s in heartbeats]
+    assert shown[: len(stepped_heartbeats)] == stepped_heartbeats
     assert heartbeats[0].consumer == "B" and heartbeats[0].request.startswith("epoch 0")
     assert heartbeats[0].group_epoch == steps[0].group_epoch and len(heartbeats[0].records) > 0
     # A, heard from before the pause only, is named and owns what it last reported then
@@ -210,7 +212,8 @@ def test_the_share_strip_shows_what_a_real_share_consumer_did_as_the_share_coord
             first = fetch(8)
             assert sorted(m.offset() for m in first) == list(range(8))
             for m in first:  # release 2 and 3: they come back, delivered a second time
-                consumer.acknowledge(m, ck.AcknowledgeType.RELEASE if m.offset() in (2, 3) else ck.AcknowledgeType.ACCEPT)
+                kind = ck.AcknowledgeType.RELEASE if m.offset() in (2, 3) else ck.AcknowledgeType.ACCEPT
+                consumer.acknowledge(m, kind)
             consumer.commit_sync()
             again = fetch(2)
             assert sorted(m.offset() for m in again) == [2, 3]
