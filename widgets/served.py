@@ -23,6 +23,7 @@ leader's soft state, so it reads the live leader after each exchange (`Server.ob
 from __future__ import annotations
 
 import html
+import time
 from typing import Any
 
 from kgroup.errors import ErrorCode
@@ -456,3 +457,89 @@ class ServedShareStrip:
 
     def _repr_mimebundle_(self, **kw):
         return mimebundle(self.widget, self.to_html(), **kw)
+
+
+class PausedReconciliation:
+    """Walk a KIP-848 rebalance of real clients one request at a time: while the server is
+    paused (`server.pause()`), each `step()` (or a click on "step ▶") lets the next held
+    coordinator request through and redraws the reconciliation grid at the heartbeat it became.
+
+        server.pause()
+        walk = PausedReconciliation(server, "ledger", poll=lambda: [c.poll(0) for c in consumers])
+        ... a consumer joins ...
+        walk                      # in JupyterLab: click "step ▶"; headless: walk.step(); walk.text()
+
+    `poll` runs while waiting for a stepped request's answer (librdkafka applies what it was
+    told from its poll loop). Steps start at the exchanges recorded after it is created."""
+
+    def __init__(self, server: Any, group: str, *, poll: Any = None, timeout: float = 10.0) -> None:
+        import ipywidgets as W
+
+        self.server, self.group, self.poll, self.timeout = server, group, poll, timeout
+        self.since = len(server.exchanges())
+        self.stepped: list[Any] = []
+        self.view: ReconciliationView | None = None
+        self.button = W.Button(description="step ▶")
+        self.reload = W.Button(description="what is held?")
+        self.held_label = W.HTML()
+        self.box = W.VBox([W.HBox([self.button, self.reload, self.held_label])])
+        self.button.on_click(lambda _b: self.step())
+        self.reload.on_click(lambda _b: self.refresh())
+        self.refresh()
+
+    def held(self) -> list[str]:
+        """The requests waiting in the server, as "client id: API"."""
+        return self.server.held()
+
+    def step(self) -> Any:
+        """Let the next held request through; the exchange it became (None: nothing held, or
+        no answer within `timeout`)."""
+        held = self.held()
+        if not held:
+            self.refresh()
+            return None
+        n = len(self.server.exchanges())
+        self.server.step()
+        deadline = time.monotonic() + self.timeout
+        done = None
+        while done is None and time.monotonic() < deadline:
+            if self.poll is not None:
+                self.poll()
+            done = next((x for x in self.server.exchanges()[n:] if f"{x.client_id}: {x.api}" == held[0]), None)
+            if done is None:
+                time.sleep(0.01)
+        if done is not None:
+            self.stepped.append(done)
+        self.refresh()
+        return done
+
+    def snapshots(self) -> list[ReconciliationSnapshot]:
+        try:
+            return reconciliation_snapshots(self.server, self.group, since=self.since)
+        except ValueError:  # no heartbeat of the group yet
+            return []
+
+    def refresh(self) -> None:
+        """Redraw: the requests held now, the grid at the latest heartbeat."""
+        snaps = self.snapshots()
+        held = self.held()
+        self.held_label.value = html.escape("held: " + (", ".join(held) if held else "nothing"))
+        self.button.disabled = not held
+        self.view = ReconciliationView(snaps) if snaps else None
+        if self.view is not None:
+            self.view.go(len(snaps) - 1)
+        self.box.children = (self.box.children[0],) + ((self.view.widget,) if self.view is not None else ())
+
+    def text(self) -> str:
+        """The last step, as the grid prints it (or what was stepped when it was no heartbeat)."""
+        last = self.stepped[-1] if self.stepped else None
+        if last is not None and last.api != "ConsumerGroupHeartbeat":
+            return f"{last.client_id}: {last.api} (not a heartbeat: the stepper shows it)"
+        return self.view.to_text() if self.view is not None else "no heartbeat yet"
+
+    def to_html(self) -> str:
+        head = f"<p>{self.held_label.value}</p>"
+        return head + (self.view.to_html() if self.view is not None else "<p>no heartbeat yet</p>")
+
+    def _repr_mimebundle_(self, **kw):
+        return mimebundle(self.box, self.to_html(), **kw)

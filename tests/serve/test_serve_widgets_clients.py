@@ -12,7 +12,7 @@ from kgroup import Cluster, Coordinator
 from kgroup.dumps import describe_share_partitions
 from kgroup.serve import Server
 from widgets.reconciliation import ReconciliationView
-from widgets.served import ServedShareStrip, reconciliation_snapshots, served_reconciliation
+from widgets.served import PausedReconciliation, ServedShareStrip, reconciliation_snapshots, served_reconciliation
 
 ck = pytest.importorskip("confluent_kafka")
 
@@ -179,6 +179,49 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
     assert a_then.owned == {("orders", 0), ("orders", 1)} and a_then.client_state == "stable"
     final = {v.name: v for v in heartbeats[len(stepped_heartbeats) - 1].members}   # the last one stepped
     assert final["A"].assigned | final["B"].assigned == {("orders", 0), ("orders", 1)}
+
+
+def test_paused_reconciliation_steps_from_its_button_and_redraws_the_grid():
+    coordinator = Coordinator(cluster=Cluster({"orders": 2}, seed=7), config=FAST)
+    with Server(coordinator, record=True) as server:
+        a = kip848_consumer(server, "A")
+        b = None
+        try:
+            wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
+            server.pause()
+            walk = PausedReconciliation(server, "g", poll=lambda: [c.poll(0.01) for c in (a, b) if c is not None])
+            assert walk.view is None and "no heartbeat yet" in walk.to_html()
+            b = kip848_consumer(server, "B")
+            wait_until(lambda: a.poll(0.02) is None and b.poll(0.02) is None and walk.held(), 10, "a held request")
+            walk.reload.click()
+            assert not walk.button.disabled and "held:" in walk.held_label.value
+            walk.button.click()   # what a person does in JupyterLab
+            assert len(walk.stepped) == 1
+            deadline = time.monotonic() + 25
+
+            def settled() -> bool:
+                if walk.view is None:
+                    return False
+                last = walk.view.current
+                return len(last.members) == 2 and all(
+                    v.member_epoch == last.group_epoch and v.assigned == v.target and not v.revoking
+                    and v.client_state == "stable" for v in last.members)
+            while not settled() and time.monotonic() < deadline:
+                a.poll(0.02)
+                b.poll(0.02)
+                x = walk.step()
+                if x is not None and x.api == "ConsumerGroupHeartbeat":
+                    # the grid is at the heartbeat just stepped
+                    assert walk.view.current.consumer == x.client_id and walk.text().startswith("step ")
+            assert settled(), [f"{x.client_id}: {x.api}" for x in walk.stepped]
+            server.resume()
+        finally:
+            for c in (a, b):
+                if c is not None:
+                    c.close()
+    apis = [f"{x.client_id}: {x.api}" for x in walk.stepped]
+    assert "B: ConsumerGroupHeartbeat" in apis and "A: ConsumerGroupHeartbeat" in apis
+    assert {tp for v in walk.view.current.members for tp in v.assigned} == {("orders", 0), ("orders", 1)}
 
 
 def test_the_share_strip_shows_what_a_real_share_consumer_did_as_the_share_coordinator_wrote_it():
