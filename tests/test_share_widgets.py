@@ -23,7 +23,7 @@ def test_the_kips_in_flight_example_as_a_strip():
     assert [r["lock_holder"] for r in rows if r["state"] == "Acquired"] == ["A", "A"]
     chart = strip_chart(rows, spso=sp.spso, speo=sp.speo)
     spec = chart.to_dict()
-    assert "SPSO=2, SPEO=9" in spec["title"]
+    assert "SPSO=2, SPEO=9" in spec["title"]["text"] and spec["title"]["anchor"] == "start"
     cells = _data(chart)
     assert [c["count_text"] for c in cells[:5]] == ["", "", "1", "2", "1"]     # delivery counts in the cells
     colour = spec["layer"][0]["encoding"]["color"]["scale"]
@@ -42,6 +42,29 @@ def test_large_strips_are_aggregated_into_runs():
             for o in range(AGGREGATE_ABOVE + 100)]
     chart = strip_chart(rows, spso=0, speo=len(rows))
     assert "2 runs" in chart.to_dict()["title"]
+
+
+def _svg(chart) -> tuple[int, str]:
+    import re
+
+    import vl_convert as vlc
+
+    from widgets.charts import vega_lite_version
+    svg = vlc.vegalite_to_svg(chart.to_dict(), vl_version=vega_lite_version())
+    return int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1)), svg
+
+
+@pytest.mark.parametrize("n", [3, 12, 24, 30])
+def test_strips_fit_a_notebook_output_area_with_their_markers_and_legend(n):
+    """Issue 22: 08's durable-state strips (24 offsets, SPEO on the last one) were ~1,080 px and
+    lost their SPEO marker at the right edge of a ~960 px output area."""
+    rows = [{"offset": 98 + i, "state": "Archived" if i < n - 2 else "Acquired", "delivery_count": 1,
+             "lock_holder": "Z"} for i in range(n - 1)]
+    rows.append({"offset": 98 + n - 1, "state": "Available", "delivery_count": 0, "lock_holder": ""})
+    chart = strip_chart(rows, spso=98 + n - 2, speo=98 + n - 1, title="Acknowledge 111,112")
+    width, svg = _svg(chart)
+    assert width <= 900, width
+    assert "▼ SPEO" in svg and "SPSO ▼" in svg and "record state" in svg
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@
   consumer holds, advance the clock, and step back through what it showed before.
 
 Above `AGGREGATE_ABOVE` offsets the strip shows runs of equal state instead of cells
-(WORKBENCH.md "Scale").
+(WORKBENCH.md "Scale"). Cells narrow (down to `MIN_STEP` px) so that a strip, its SPEO label
+and its legend fit a notebook's output area (about 900 px) without being cut.
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ import pandas as pd
 from widgets.palette import SHARE_STATES
 
 AGGREGATE_ABOVE = 400
+#: the cells' width: STEP px each, narrower for long strips so that they stay within MAX_CELLS_WIDTH
+STEP, MIN_STEP, MAX_CELLS_WIDTH = 40, 20, 600
+#: the legend's distance from the cells: room for the SPEO label that runs past the last cell
+LEGEND_OFFSET = 40
 STATES = list(SHARE_STATES)
 COLUMNS = ["offset", "state", "delivery_count", "lock_holder"]
 
@@ -47,8 +52,11 @@ def strip_chart(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, *, spso: int, 
     df = df.assign(count_text=df["delivery_count"].map(lambda n: str(n) if n else ""),
                    offset_label=df["offset"].astype(str))
     order = [str(o) for o in sorted(df["offset"])]
-    x = alt.X("offset_label:N", title="offset", sort=order, axis=alt.Axis(labelAngle=0))
-    colour = alt.Color("state:N", title="record state", scale=alt.Scale(domain=STATES, range=list(SHARE_STATES.values())))
+    step = max(MIN_STEP, min(STEP, MAX_CELLS_WIDTH // max(len(order), 1)))
+    # labels of 3+ digits would collide in narrow cells: Vega drops the overlapping ones
+    x = alt.X("offset_label:N", title="offset", sort=order, axis=alt.Axis(labelAngle=0, labelOverlap=True))
+    colour = alt.Color("state:N", title="record state", scale=alt.Scale(domain=STATES, range=list(SHARE_STATES.values())),
+                       legend=alt.Legend(offset=LEGEND_OFFSET))
     base = alt.Chart(df)
     cells = base.mark_rect(stroke="white", strokeWidth=1.5).encode(
         x=x, color=colour, tooltip=["offset", "state", "delivery_count", "lock_holder"])
@@ -63,8 +71,11 @@ def strip_chart(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, *, spso: int, 
                         .mark_text(fontWeight="bold", dy=-33, dx=dx, align=align, color="#222")
                         .encode(x=alt.X("offset_label:N", sort=order), text="marker:N")
                         for o, text, align, dx in markers])
-    return (alt.layer(cells, counts, holders, marks, title=f"{title} (SPSO={spso}, SPEO={speo})")
-            .properties(width=alt.Step(40), height=44))
+    # the title starts at the cells' left edge: centred over a short strip, a long title would
+    # stick out to the left and widen the chart
+    return (alt.layer(cells, counts, holders, marks,
+                      title=alt.TitleParams(f"{title} (SPSO={spso}, SPEO={speo})", anchor="start", frame="group"))
+            .properties(width=alt.Step(step), height=44))
 
 
 def _aggregated(df: pd.DataFrame, *, spso: int, speo: int, title: str) -> alt.Chart:
