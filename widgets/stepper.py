@@ -360,7 +360,9 @@ def describe_request(req: Any, names: dict[str, str] | None = None, topics: dict
         gen = _get(req, "generation_id_or_member_epoch", _get(req, "generation_id"))
         detail.append(f"committing {_list(_tp_text(req.topics))}" + (f" at generation/epoch {gen}" if gen not in (None, -1) else ""))
     elif api in ("OffsetDelete", "OffsetFetch", "TxnOffsetCommit") and _get(req, "topics"):
-        detail.append(_list(_tp_text(req.topics, "partitions" if api != "OffsetFetch" else "partition_indexes")))
+        verb = {"OffsetDelete": "deleting", "OffsetFetch": "fetching", "TxnOffsetCommit": "committing"}[api]
+        detail.append(f"{verb} " + _list(_tp_text(req.topics, "partitions" if api != "OffsetFetch"
+                                                  else "partition_indexes")))
     return text + (", " + ", ".join(detail) if detail else "")
 
 
@@ -464,10 +466,15 @@ class Stepper:
                 "members": pd.DataFrame(observed.get("members", []) if observed else [])}
 
     def view(self, index: int) -> dict:
-        """The groups as of the end of step `index` (-1: before the first step), flattened."""
-        if index < 0:
-            return group_view(self.scenario.coordinator.as_of(self.scenario.steps[0].start_position))
-        return group_view(self.scenario.state_after(index), self.scenario.steps[index].observed)
+        """The groups as of the end of step `index` (-1: before the first step), flattened
+        (kept: a step that has run never changes)."""
+        views = self.__dict__.setdefault("_views", {})
+        if index not in views:
+            if index < 0:
+                views[index] = group_view(self.scenario.coordinator.as_of(self.scenario.steps[0].start_position))
+            else:
+                views[index] = group_view(self.scenario.state_after(index), self.scenario.steps[index].observed)
+        return views[index]
 
     def changes(self, index: int | None = None) -> list:
         """What changed in the groups during step `index` (the current one by default)."""
