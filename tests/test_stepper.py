@@ -8,7 +8,8 @@ import html
 from kgroup import Cluster, Coordinator
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from kgroup.protocol.streams_protocol import AssignmentInfo, SubscriptionInfo, encode_assignment_info, encode_subscription_info
+from kgroup.protocol.streams_protocol import (AssignmentInfo, SubscriptionInfo, encode_assignment_info,
+                                              encode_subscription_info)
 from kgroup.scenario import Scenario
 from widgets import Stepper
 from widgets.protocol_bytes import decode_assignment, decode_subscription, expand_group_metadata

@@ -238,7 +238,8 @@ def describe_changes(changes: list, names: dict[str, str] | None = None, *, seve
         if not m:
             if f.startswith("offset "):
                 what = f"committed {g}/{f[7:]}"
-                phrases.append(f"{what} {_fmt(old)}→{_fmt(new)}" if new is not None else f"{what} deleted (was {old})")
+                phrases.append(f"{what} {_fmt(old)}→{_fmt(new)}" if new is not None
+                               else f"{what} deleted (was {old})")
             elif f == "state" and new is None:
                 phrases.append(f"group {g} gone")
             elif old is None and f == "state":
@@ -358,7 +359,8 @@ def describe_request(req: Any, names: dict[str, str] | None = None, topics: dict
             detail.append(f"owning [{_list(_tp_text(req.topic_partitions, names=topics))}]")
     elif api == "OffsetCommit":
         gen = _get(req, "generation_id_or_member_epoch", _get(req, "generation_id"))
-        detail.append(f"committing {_list(_tp_text(req.topics))}" + (f" at generation/epoch {gen}" if gen not in (None, -1) else ""))
+        at = f" at generation/epoch {gen}" if gen not in (None, -1) else ""
+        detail.append(f"committing {_list(_tp_text(req.topics))}{at}")
     elif api in ("OffsetDelete", "OffsetFetch", "TxnOffsetCommit") and _get(req, "topics"):
         verb = {"OffsetDelete": "deleting", "OffsetFetch": "fetching", "TxnOffsetCommit": "committing"}[api]
         detail.append(f"{verb} " + _list(_tp_text(req.topics, "partitions" if api != "OffsetFetch"
@@ -566,7 +568,8 @@ class Stepper:
             if isinstance(old, tuple) or isinstance(new, tuple):
                 added = [i for i in (new or ()) if i not in (old or ())]
                 removed = [i for i in (old or ()) if i not in (new or ())]
-                delta = " ".join(([f"+{', '.join(added)}"] if added else []) + ([f"−{', '.join(removed)}"] if removed else []))
+                delta = " ".join(([f"+{', '.join(added)}"] if added else [])
+                                 + ([f"−{', '.join(removed)}"] if removed else []))
                 after = html.escape(_fmt(new)) + (f" <small>({html.escape(delta)})</small>" if delta else "")
             else:
                 after = html.escape(_fmt(new))
@@ -595,7 +598,8 @@ class Stepper:
             key = json.dumps(json.loads(r["key"]), separators=(", ", ": ")) if r["key"] else ""
             # a key is short: one line; a value wraps inside the output's width
             cells += (f"<td><code style='white-space:nowrap'>{html.escape(key)}</code></td>"
-                      f"<td><code style='white-space:pre-wrap;overflow-wrap:anywhere'>{html.escape(str(value))}</code></td>")
+                      f"<td><code style='white-space:pre-wrap;overflow-wrap:anywhere'>{html.escape(str(value))}"
+                      "</code></td>")
             rows.append(f"<tr>{cells}</tr>")
         head = "<tr><th>partition</th><th>offset</th><th>type</th><th>key</th><th>value</th></tr>"
         return f"<div style='{_SCROLL}'><table class='kgroup-step-records'>{head}{''.join(rows)}</table></div>"
