@@ -461,10 +461,10 @@ class ServedShareStrip:
 
 class PausedReconciliation:
     """Walk a KIP-848 rebalance of real clients one request at a time: while the server is
-    paused (`server.pause()`), each `step()` (or a click on "step ▶") lets the next held
+    paused (`server.pause(group)`, or `pause()`), each `step()` (or a click on "step ▶") lets the next held
     coordinator request through and redraws the reconciliation grid at the heartbeat it became.
 
-        server.pause()
+        server.pause("ledger")
         walk = PausedReconciliation(server, "ledger", poll=lambda: [c.poll(0) for c in consumers])
         ... a consumer joins ...
         walk                      # in JupyterLab: click "step ▶"; headless: walk.step(); walk.text()

@@ -110,15 +110,21 @@ class Recorder:
 
 
 class Gate:
-    """Holds coordinator requests while paused; `step(n)` lets the next `n` through."""
+    """Holds coordinator requests while paused (only those naming `group`, when set);
+    `step(n)` lets the next `n` through."""
 
     def __init__(self) -> None:
         self.paused = False
+        #: the one group whose requests are held (None: every coordinator request)
+        self.group: str | None = None
         self._passes = 0
         self._held: deque[tuple[asyncio.Future, str]] = deque()
 
-    async def through(self, what: str) -> None:
-        if not self.paused:
+    def holds(self, group: str | None) -> bool:
+        return self.paused and (self.group is None or group == self.group)
+
+    async def through(self, what: str, group: str | None = None) -> None:
+        if not self.holds(group):
             return
         if self._passes:
             self._passes -= 1
@@ -140,7 +146,7 @@ class Gate:
                 self._passes += 1  # for the next request to come
 
     def open(self) -> None:
-        self.paused, self._passes = False, 0
+        self.paused, self.group, self._passes = False, None, 0
         while self._held:
             turn, _ = self._held.popleft()
             if not turn.done():

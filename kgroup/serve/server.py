@@ -14,8 +14,9 @@ only, never the loop.
     server.stop()
 
 Notebooks step through it: `Server(..., record=True).exchanges()` lists every exchange with
-the coordinator beside the records it wrote; `pause()` holds coordinator requests and stops
-the coordinator's clock, `step(n)` lets the next n through, `resume()` carries on.
+the coordinator beside the records it wrote; `pause()` holds coordinator requests (`pause(group)`:
+only that group's) and stops the coordinator's clock, `step(n)` lets the next n through,
+`resume()` carries on.
 """
 from __future__ import annotations
 
@@ -181,10 +182,15 @@ class Server:
         observers = self._recorder.observers
         self.call(lambda: observers.pop(name, None) if fn is None else observers.__setitem__(name, fn))
 
-    def pause(self) -> None:
-        """Hold every coordinator request (broker APIs still flow) and stop the coordinator's
-        clock, so that no session times out while a notebook looks."""
-        self.call(lambda: setattr(self._gate, "paused", True))
+    def pause(self, group: str | None = None) -> None:
+        """Hold every coordinator request (broker APIs still flow), or with `group` only the
+        requests naming that group, and stop the coordinator's clock (for every group: there
+        is one clock), so that no session times out while a notebook looks."""
+        def pause() -> None:
+            if self._gate.paused and self._gate.group != group:
+                raise RuntimeError(f"already paused for {self._gate.group or 'every group'}: resume() first")
+            self._gate.paused, self._gate.group = True, group
+        self.call(pause)
 
     def step(self, n: int = 1) -> None:
         """While paused: let the next `n` held (or coming) coordinator requests through."""
@@ -340,7 +346,7 @@ class Server:
         exchange = None
         try:
             if api_key not in BROKER_APIS:
-                await self._gate.through(f"{request.client_id}: {api_name(api_key)}")
+                await self._gate.through(f"{request.client_id}: {api_name(api_key)}", _group_of(request.body))
             if api_key == _SHARE_FETCH:
                 await self._share_long_poll(request.body)
             self._sync_clock()
@@ -448,6 +454,14 @@ class Server:
             self._share_idle[key] = self._share_generation
         else:
             self._share_idle.pop(key, None)
+
+
+def _group_of(body: Any) -> str | None:
+    """The group a coordinator request names (OffsetFetch v8+: the first of its groups)."""
+    group = getattr(body, "group_id", None)
+    if group is None and getattr(body, "groups", None):
+        group = getattr(body.groups[0], "group_id", None)
+    return group
 
 
 def _has_acknowledgements(req: Any) -> bool:

@@ -2,7 +2,8 @@
 a group (request, answer, records written, the state by look-back), the record log shows them."""
 from __future__ import annotations
 
-from serve_testing import Wire
+import pytest
+from serve_testing import Wire, wait_until
 
 from kgroup import Cluster, Coordinator
 from kgroup.errors import ErrorCode
@@ -64,3 +65,31 @@ def test_observers_keep_what_they_see_after_each_exchange_and_never_fail_a_reque
         xs = server.exchanges()
     assert first.error_code == ErrorCode.member_id_required
     assert [x.observed for x in xs] == [{"groups": ["g"]}, {"groups": ["g"]}, {}]
+
+
+def test_pausing_one_group_holds_only_its_requests():
+    coordinator = Coordinator(cluster=Cluster({"orders": 2}), config={"group.initial.rebalance.delay.ms": 0})
+    commit = dict(group_id="other", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                  topics=[{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                             "committed_leader_epoch": -1, "committed_metadata": ""}]}])
+    with Server(coordinator, record=True) as server:
+        server.pause("g")
+        with pytest.raises(RuntimeError):
+            server.pause()   # one pause at a time
+        held, free = Wire(server), Wire(server)
+        held.send("JoinGroup", 9, member_id="", **JOIN)
+        wait_until(lambda: server.held() == ["kgroup: JoinGroup"], 5, "g's JoinGroup to be held")
+        # another group's request goes through while g's waits
+        assert free.call("OffsetCommit", 9, **commit).topics[0].partitions[0].error_code == ErrorCode.none
+        assert [x.api for x in server.exchanges()] == ["OffsetCommit"]
+        server.step()
+        _, answer = held.receive("JoinGroup", 9)
+        assert answer.error_code == ErrorCode.member_id_required and server.held() == []
+        server.resume()
+        server.pause()   # every group again
+        free.send("OffsetCommit", 9, **commit)
+        wait_until(lambda: server.held() == ["kgroup: OffsetCommit"], 5, "the other group's commit to be held")
+        server.resume()
+        free.receive("OffsetCommit", 9)
+        held.close()
+        free.close()

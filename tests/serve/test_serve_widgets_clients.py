@@ -188,7 +188,7 @@ def test_paused_reconciliation_steps_from_its_button_and_redraws_the_grid():
         b = None
         try:
             wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
-            server.pause()
+            server.pause("g")   # this group's requests only
             walk = PausedReconciliation(server, "g", poll=lambda: [c.poll(0.01) for c in (a, b) if c is not None])
             assert walk.view is None and "no heartbeat yet" in walk.to_html()
             b = kip848_consumer(server, "B")
