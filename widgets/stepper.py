@@ -23,7 +23,7 @@ from kgroup.scenario import Scenario
 from widgets.palette import ERROR
 from widgets.protocol_bytes import (assigned_partitions, decode_assignment, decode_entity, decode_subscription,
                                     expand_group_metadata, plain)
-from widgets.record_log import log_row, mimebundle
+from widgets.record_log import log_row, mimebundle, records_html, scroll_x, table_html
 
 #: how many changes the summary line names before "… and N more"
 SUMMARY_CHANGES = 8
@@ -31,7 +31,8 @@ SUMMARY_CHANGES = 8
 STREAMS_STATUS = {0: "STALE_TOPOLOGY", 1: "MISSING_SOURCE_TOPICS", 2: "INCORRECTLY_PARTITIONED_TOPICS",
                   3: "MISSING_INTERNAL_TOPICS", 4: "SHUTDOWN_APPLICATION", 5: "ASSIGNMENT_DELAYED"}
 _CHANGED = "#fff3bf"   # the highlight of a value that changed in this step
-_SCROLL = "overflow-x:auto;max-width:100%"
+_SCROLL = "overflow-x:auto;max-width:100%"   # a <pre>'s own sideways scroll
+_WRAP = "overflow-wrap:anywhere"               # long member ids break rather than widen the table
 
 
 def _error_name(code: Any) -> str:
@@ -574,11 +575,12 @@ class Stepper:
             else:
                 after = html.escape(_fmt(new))
             rows.append(f"<tr><td>{html.escape(g)}</td><td{title}>{member}</td><td>{html.escape(f)}</td>"
-                        f"<td>{html.escape(_fmt(old))}</td><td style='background:{_CHANGED}'><b>{after}</b></td></tr>")
+                        f"<td style='{_WRAP}'>{html.escape(_fmt(old))}</td>"
+                        f"<td style='background:{_CHANGED};{_WRAP}'><b>{after}</b></td></tr>")
         before = f"after step {self.index}" if self.index else "before step 1"
         head = (f"<tr><th>group</th><th>member</th><th>field</th><th>{before}</th>"
                 f"<th>after step {self.index + 1}</th></tr>")
-        return f"<div style='{_SCROLL}'><table class='kgroup-step-changes'>{head}{''.join(rows)}</table></div>"
+        return scroll_x(f"<table class='kgroup-step-changes'>{head}{''.join(rows)}</table>")
 
     def _records_html(self) -> str:
         entries = self.scenario.entries(self.index)
@@ -587,22 +589,13 @@ class Stepper:
         rows = []
         for e in entries:
             r = log_row(e)
-            value = r["value"]
             if r["type"] == "GroupMetadata" and e.record is not None:
                 doc = e.record.to_json()["value"]
                 if doc is not None:  # kafka-dump-log --offsets-decoder shows the members' bytes decoded
-                    value = json.dumps({**doc, "data": expand_group_metadata(doc["data"])}, separators=(", ", ": "))
-            elif value and value != "<tombstone>":
-                value = json.dumps(json.loads(value), separators=(", ", ": "))
-            cells = "".join(f"<td>{html.escape(str(r[c]))}</td>" for c in ("partition", "offset", "type"))
-            key = json.dumps(json.loads(r["key"]), separators=(", ", ": ")) if r["key"] else ""
-            # a key is short: one line; a value wraps inside the output's width
-            cells += (f"<td><code style='white-space:nowrap'>{html.escape(key)}</code></td>"
-                      f"<td><code style='white-space:pre-wrap;overflow-wrap:anywhere'>{html.escape(str(value))}"
-                      "</code></td>")
-            rows.append(f"<tr>{cells}</tr>")
-        head = "<tr><th>partition</th><th>offset</th><th>type</th><th>key</th><th>value</th></tr>"
-        return f"<div style='{_SCROLL}'><table class='kgroup-step-records'>{head}{''.join(rows)}</table></div>"
+                    r["value"] = json.dumps({**doc, "data": expand_group_metadata(doc["data"])},
+                                            separators=(",", ":"))
+            rows.append(r)
+        return records_html(rows, ["partition", "offset", "type", "key", "value"])
 
     def _entity_html(self, what: str, text: str, raw: str, style: str = "") -> str:
         first = text.split("\n", 1)[0]
@@ -622,7 +615,7 @@ class Stepper:
         changes = self.changes()
         summary_colour = ERROR if error else "#4c78a8"
         parts = [
-            f"<div class='kgroup-stepper-step' style='{_SCROLL}'>",
+            "<div class='kgroup-stepper-step' style='max-width:100%'>",
             f"<h4>Step {step.index + 1}/{len(self.scenario)}: {html.escape(step.label)} "
             f"<small>(t={step.time_ms} ms, log positions {step.start_position}–{step.end_position})</small></h4>",
             f"<p class='kgroup-step-summary' style='border-left:4px solid {summary_colour};padding-left:0.5em'>"
@@ -651,6 +644,4 @@ class Stepper:
 
 
 def _table(df: pd.DataFrame) -> str:
-    if not len(df):
-        return "<p>none</p>"
-    return f"<div style='{_SCROLL}'>{df.to_html(index=False)}</div>"
+    return table_html(df) if len(df) else "<p>none</p>"
