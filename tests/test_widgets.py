@@ -139,14 +139,20 @@ def test_stale_members_are_greyed_out_in_the_task_grid():
     assert "opacity" not in spec["encoding"]   # no paler role colours that read as "revoking"
 
 
-def test_unowned_chart_counts_in_whole_numbers_and_draws_no_empty_layers():
-    from widgets.charts import unowned_over_time
+def test_unowned_chart_counts_in_whole_numbers_and_draws_no_empty_layers(tmp_path):
+    import re
 
-    spec = unowned_over_time({"static": [(0, 0), (100, 3)]}, title="t", what="tasks").to_dict()
+    from widgets.charts import save, unowned_over_time
+
+    chart = unowned_over_time({"static": [(0, 0), (10_000, 2), (20_000, 0)]}, title="t", what="tasks")
+    spec = chart.to_dict()
     assert len(spec["layer"]) == 1   # no rule / label layers over no events (an infinite extent)
     y = spec["layer"][0]["encoding"]["y"]
-    assert y["title"] == "tasks without an owner"
-    assert y["axis"]["tickMinStep"] == 1 and y["axis"]["format"] == "d"
+    assert y["title"] == "tasks without an owner" and y["axis"]["format"] == "d"
+    # the ticks drawn: 0, 1, 2 (Vega's tickMinStep alone draws 0, 0.5, ... labelled 0, 1, 1, 2, 2)
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", save(chart, tmp_path / "u.svg").read_text())
+    between = labels[labels.index("time (s)") + 1:labels.index("tasks without an owner")]
+    assert between == ["0", "1", "2"]
     with_events = unowned_over_time({"s": [(0, 1)]}, events=[(0, "A joins")]).to_dict()
     assert len(with_events["layer"]) == 3
 
@@ -164,3 +170,14 @@ def test_charts_stay_within_the_output_area(coord, tmp_path):
         svg = save(chart, tmp_path / "c.svg").read_text()
         width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)"', svg).group(1))
         assert width <= 900, width
+
+
+def test_record_table_shows_log_rows_as_the_record_log_draws_them(coord):
+    from widgets.record_log import RecordTable
+
+    commit(coord, "a", {("orders", 0): 1}, metadata="m" * 300)
+    table = RecordTable(log_frame(coord.log)[["offset", "type", "key", "value"]])
+    bundle = table._repr_mimebundle_()
+    assert _scrolls(bundle["text/html"]) and "<details>" in bundle["text/html"]
+    assert "border-left:4px solid" in bundle["text/html"]     # the record family's colour
+    assert "OffsetCommit" in bundle["text/plain"]

@@ -33,9 +33,15 @@ alt.renderers.register("kgroup", _renderer)
 alt.renderers.enable("kgroup")
 
 
-def _count_axis(**kw) -> alt.Axis:
-    """An axis that counts things: whole-number ticks only (no 0.5 partitions)."""
-    return alt.Axis(tickMinStep=1, format="d", **kw)
+def _count_axis(top: Any = None, **kw) -> alt.Axis:
+    """An axis that counts things: whole-number ticks only (no 0.5 partitions).
+
+    `top`: the largest count drawn. Up to 10 the ticks are listed (0, 1, 2, ...): Vega's
+    `tickMinStep` alone still puts ticks at 0.5 on a 0-2 axis."""
+    values = None
+    if top is not None and not pd.isna(top) and top <= 10:
+        values = list(range(0, max(int(top), 1) + 1))
+    return alt.Axis(tickMinStep=1, format="d", **({"values": values} if values else {}), **kw)
 
 
 def committed_offsets_chart(offsets: pd.DataFrame | list[dict], *, title: str = "Committed offsets per group") -> alt.Chart:
@@ -131,7 +137,7 @@ def unowned_over_time(series: dict[str, list[tuple[int, int]]], *, events: list[
     df = pd.DataFrame(rows, columns=["scenario", "t_s", "unowned"])
     lines = (alt.Chart(df).mark_line(interpolate="step-after", strokeWidth=1.6)
              .encode(x=alt.X("t_s:Q", title="time (s)"),
-                     y=alt.Y("unowned:Q", title=f"{what} without an owner", axis=_count_axis()),
+                     y=alt.Y("unowned:Q", title=f"{what} without an owner", axis=_count_axis(df["unowned"].max())),
                      color=alt.Color("scenario:N", title="protocol", sort=list(series),
                                      legend=alt.Legend(labelLimit=400, orient="bottom", direction="vertical")),
                      strokeDash=alt.StrokeDash("scenario:N", sort=list(series), legend=None),
@@ -159,13 +165,14 @@ def assignment_balance(counts: pd.DataFrame | list[dict], *,
         return (alt.Chart(totals, title=f"{title} (histogram of per-member counts: "
                                         f"{totals['member'].nunique()} members)")
                 .mark_bar().encode(x=alt.X("partitions:O", title="partitions of a member"),
-                                   y=alt.Y("count():Q", title="members", axis=_count_axis()),
+                                   y=alt.Y("count():Q", title="members",
+                                           axis=_count_axis(totals.groupby(["assignor", "partitions"]).size().max())),
                                    column=alt.Column("assignor:N", title=None))
                 .properties(width=220))
     members = list(dict.fromkeys(df["member"]))
     return (alt.Chart(df, title=title).mark_bar()
             .encode(x=alt.X("member:N", title="member", sort=members),
-                    y=alt.Y("sum(partitions):Q", title="partitions", axis=_count_axis()),
+                    y=alt.Y("sum(partitions):Q", title="partitions", axis=_count_axis(totals["partitions"].max())),
                     color=alt.Color("topic:N", title="topic"),
                     column=alt.Column("assignor:N", title=None, sort=list(dict.fromkeys(df["assignor"]))),
                     tooltip=["assignor", "member", "topic", "partitions"])

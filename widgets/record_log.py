@@ -129,6 +129,24 @@ def records_html(rows: Iterable[dict], columns: Sequence[str], *, caption: str =
                     f"<tbody>{''.join(body)}</tbody></table>")
 
 
+class RecordTable:
+    """Rows of `log_frame` shown as `records_html` draws them (the type in its family's colour,
+    long keys and values a click away) instead of pandas' table, whose JSON columns run off
+    the output area; plain text where there is no HTML.
+
+        RecordTable(log_frame(c.log).iloc[a:b][["offset", "type", "key", "value"]])"""
+
+    def __init__(self, frame: pd.DataFrame, *, max_chars: int = MAX_CHARS) -> None:
+        self.frame = frame
+        self.max_chars = max_chars
+
+    def to_html(self) -> str:
+        return records_html(self.frame.to_dict("records"), list(self.frame.columns), max_chars=self.max_chars)
+
+    def _repr_mimebundle_(self, **_kw) -> dict:
+        return {"text/html": self.to_html(), "text/plain": self.frame.to_string(max_colwidth=60)}
+
+
 def log_frame(log: Any, *, raw: bool = False) -> pd.DataFrame:
     """The log as a pandas table, one row per entry (bytes as hex with `raw=True`)."""
     rows = [log_row(e) for e in log]
