@@ -615,7 +615,9 @@ class Stepper:
         changes = self.changes()
         summary_colour = ERROR if error else "#4c78a8"
         parts = [
-            "<div class='kgroup-stepper-step' style='max-width:100%'>",
+            # inline-size containment: the widget's flex box sizes to the output area, not to the widest
+            # table, so the summary wraps in view and each wide table scrolls in its own box
+            "<div class='kgroup-stepper-step' style='contain:inline-size;max-width:100%'>",
             f"<h4>Step {step.index + 1}/{len(self.scenario)}: {html.escape(step.label)} "
             f"<small>(t={step.time_ms} ms, log positions {step.start_position}–{step.end_position})</small></h4>",
             f"<p class='kgroup-step-summary' style='border-left:4px solid {summary_colour};padding-left:0.5em'>"
