@@ -114,6 +114,7 @@ def test_heartbeat_fenced_and_error_codes_by_name(coord):
     assert "sent Heartbeat v4 to group shop, generation 0 → ILLEGAL_GENERATION" in line
     assert "no change to the groups" in line and line.endswith("nothing written.")
     assert "ILLEGAL_GENERATION (22)" in st.out.value  # the full response, by name
+    assert "<summary><b>response</b>: HeartbeatResponse v4 — ILLEGAL_GENERATION</summary>" in st.out.value
 
 
 def test_consumer_group_heartbeat_says_the_epoch_moved():

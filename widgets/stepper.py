@@ -597,8 +597,8 @@ class Stepper:
             rows.append(r)
         return records_html(rows, ["partition", "offset", "type", "key", "value"])
 
-    def _entity_html(self, what: str, text: str, raw: str, style: str = "") -> str:
-        first = text.split("\n", 1)[0]
+    def _entity_html(self, what: str, text: str, raw: str, style: str = "", note: str = "") -> str:
+        first = text.split("\n", 1)[0] + note
         pre = f"<pre style='{_SCROLL};margin:0.2em 0;{style}'>"
         raw_part = "" if raw == text else (f"<details style='margin-left:1em'><summary>raw bytes (base64)</summary>"
                                            f"{pre}{html.escape(raw)}</pre></details>")
@@ -626,8 +626,9 @@ class Stepper:
         ]
         if step.request is not None:
             parts.append(self._entity_html("request", _pretty(step.request), _pretty(step.request, raw=True)))
+            codes = _errors(to_data(answer)) if answer is not None else []
             parts.append(self._entity_html("response", self._response_text(), self._response_text(raw=True),
-                                           response_style))
+                                           response_style, f" — {', '.join(codes)}" if codes else ""))
         else:
             parts.append("<p><i>no request in this step (the clock, a timer or the cluster moved)</i></p>")
         parts += [
