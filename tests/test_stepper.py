@@ -190,3 +190,15 @@ def test_undecodable_bytes_stay_base64_with_the_reason():
     # GroupMetadata of another protocol type is left alone
     value = {"protocolType": "connect", "members": [{"subscription": "AQI="}]}
     assert expand_group_metadata(value) == value
+
+
+def test_old_versions_without_protocol_type_decode_only_what_reads_as_the_consumer_protocol():
+    from widgets.protocol_bytes import decode_entity
+
+    good = encode_assignment(Assignment([("orders", 2)]))
+    data = {"error_code": 0, "assignment": good}
+    assert decode_entity(data, "SyncGroupResponse")["assignment"]["assignedPartitions"] == [
+        {"topic": "orders", "partitions": [2]}]
+    assert decode_entity({"error_code": 0, "assignment": b"\x07"}, "SyncGroupResponse")["assignment"] == b"\x07"
+    connect = {"protocol_type": "connect", "protocols": [{"name": "default", "metadata": good}]}
+    assert decode_entity(connect, "JoinGroupRequest") == connect

@@ -131,22 +131,30 @@ def decode_entity(data: Any, name: str, request: Any = None) -> Any:
     protocol type of responses that do not repeat it)."""
     if not isinstance(data, dict):
         return data
-    protocol_type = data.get("protocol_type", getattr(request, "protocol_type", None))
+    protocol_type = data.get("protocol_type") or getattr(request, "protocol_type", None)
     if protocol_type is not None and protocol_type != CONSUMER:
         return data
+    # versions that do not carry the protocol type (SyncGroup < v5, JoinGroup answers < v7):
+    # decoded only when the bytes read cleanly as the consumer protocol
+    known = protocol_type == CONSUMER
+
+    def put(holder: dict, field: str, decode, protocol: str | None) -> None:
+        value = decode(holder.get(field), protocol)
+        if known or not (isinstance(value, dict) and "undecodable" in value):
+            holder[field] = value
+
     out = copy.deepcopy(data)
     if name == "JoinGroupRequest":
         for p in out.get("protocols") or []:
-            p["metadata"] = decode_subscription(p.get("metadata"), p.get("name"))
+            put(p, "metadata", decode_subscription, p.get("name"))
     elif name == "JoinGroupResponse":
         for m in out.get("members") or []:
-            m["metadata"] = decode_subscription(m.get("metadata"), out.get("protocol_name"))
+            put(m, "metadata", decode_subscription, out.get("protocol_name"))
     elif name == "SyncGroupRequest":
         for a in out.get("assignments") or []:
-            a["assignment"] = decode_assignment(a.get("assignment"), out.get("protocol_name"))
+            put(a, "assignment", decode_assignment, out.get("protocol_name"))
     elif name == "SyncGroupResponse":
-        protocol = out.get("protocol_name", getattr(request, "protocol_name", None))
-        out["assignment"] = decode_assignment(out.get("assignment"), protocol)
+        put(out, "assignment", decode_assignment, out.get("protocol_name") or getattr(request, "protocol_name", None))
     return out
 
 
