@@ -82,7 +82,8 @@ def live():
 
 
 def states(strip) -> dict[int, tuple[str, int, str]]:
-    return {r["offset"]: (r["state"], r["delivery_count"], r["lock_holder"]) for r in strip.rows()}
+    """The strip's offsets that hold a record (not the empty cell at an SPEO past the log end)."""
+    return {r["offset"]: (r["state"], r["delivery_count"], r["lock_holder"]) for r in strip.rows() if r["state"]}
 
 
 def test_buttons_send_real_requests_and_redraw(live):
@@ -111,7 +112,8 @@ def test_buttons_send_real_requests_and_redraw(live):
     assert {o: s for o, (s, _, _) in states(strip).items() if o >= 3} == {o: "Available" for o in range(3, 10)}
     assert [label for label, *_ in strip.history] == [
         "start", "A acquired 0-9", "A released 2-3", "A accepted 0-1", "B acquired 2-3", "B rejected 2",
-        "A accepted nothing it holds", "clock +31000 ms"]
+        "A accepted nothing it holds", "clock +31000 ms: locks elapsed (A's on 4-9; B's on 3)"]
+    assert strip.message.value == "clock +31000 ms: locks elapsed (A's on 4-9; B's on 3)"
 
 
 def test_back_and_forward_show_earlier_pictures(live):
@@ -197,6 +199,19 @@ def test_advancing_the_clock_keeps_the_consumers_in_the_group(live):
     assert set(c.groups["myshare"].members) == {k.member_id for k in strip.consumers.values()}
     strip.consumer.value = "B"; strip.fetch.click()
     assert strip.message.value == "B acquired 0-9" and held(strip, "B") == list(range(10))
+
+
+def test_the_speo_past_the_log_end_is_an_empty_cell_with_its_marker(live):
+    """Once everything is acknowledged the SPSO and SPEO sit one past the last record: the strip
+    still draws that offset (empty) so that both markers show."""
+    c, strip = live
+    strip.fetch.click()
+    strip.first.value, strip.last.value = 0, 9
+    strip.accept.click()
+    assert strip.rows()[-1] == {"offset": 10, "state": "", "delivery_count": 0, "lock_holder": ""}
+    assert "<b>SPSO = SPEO</b>" in strip.to_html()
+    marks = [ds for ds in strip.chart().to_dict()["datasets"].values() if "marker" in ds[0]]
+    assert [m[0]["marker"] for m in marks] == ["▼ SPSO = SPEO"]
 
 
 def test_the_strip_carries_its_css_class(live):

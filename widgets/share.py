@@ -104,7 +104,7 @@ def strip_html(rows: Iterable[Mapping[str, Any]] | pd.DataFrame, *, spso: int, s
                      f"{int(r['offset'])}</td>")
         counts.append(f"<td style='text-align:center'>{int(r['delivery_count']) or ''}</td>")
         holders.append(f"<td style='text-align:center;font-size:80%'>{html.escape(str(r['lock_holder']))}</td>")
-        mark = " ".join(m for m, o in (("SPSO", spso), ("SPEO", speo)) if r["offset"] == o)
+        mark = " = ".join(m for m, o in (("SPSO", spso), ("SPEO", speo)) if r["offset"] == o)
         marks.append(f"<td style='text-align:center;font-size:80%'><b>{mark}</b></td>")
     legend = " ".join(f"<span style='background:{c};padding:0 6px'>{s}</span>" for s, c in SHARE_STATES.items())
     return (f"<table style='border-collapse:collapse'><tr><th>offset</th>{''.join(cells)}</tr>"
@@ -186,7 +186,12 @@ class SharePartitionStrip:
 
     def rows(self) -> list[dict]:
         names = {k.member_id: name for name, k in self.consumers.items()}
-        return partition_rows(self.leader(), names=names, before=self.before, after=self.after)
+        sp = self.leader()
+        rows = partition_rows(sp, names=names, before=self.before, after=self.after)
+        if rows and rows[-1]["offset"] + 1 == sp.speo:
+            # the SPEO one past the log end (nothing there yet): an empty cell, so that its marker shows
+            rows.append({"offset": sp.speo, "state": "", "delivery_count": 0, "lock_holder": ""})
+        return rows
 
     def held_by(self, name: str) -> list[int]:
         """The offsets the share-partition leader shows as Acquired by consumer `name`."""
@@ -270,6 +275,7 @@ class SharePartitionStrip:
         consumer heartbeats in the background while the application thinks), so that the
         members stay in the group; due timers (acquisition locks) fire on the way."""
         ms = self.advance_ms.value
+        before = {name: set(self.held_by(name)) for name in self.consumers}
         target = self.c.now() + ms
         while True:
             for k in self.consumers.values():
@@ -279,7 +285,11 @@ class SharePartitionStrip:
                 break
             due = [k.next_heartbeat for k in self.consumers.values() if k.running and k.next_heartbeat > now]
             self.c.advance(min(due + [target]) - now)
-        self._record(f"clock +{ms} ms")
+        lost = [f"{name}'s on {_ranges(offsets - set(self.held_by(name)))}"
+                for name, offsets in before.items() if offsets - set(self.held_by(name))]
+        text = f"clock +{ms} ms" + (f": locks elapsed ({'; '.join(lost)})" if lost else "")
+        self.message.value = html.escape(text, quote=False)
+        self._record(text)
 
     def _repr_mimebundle_(self, **kw):
         from widgets.record_log import mimebundle
