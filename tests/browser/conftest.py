@@ -31,14 +31,14 @@ HOW_TO_ENABLE = ("the real-browser notebook tests need Debian's chromium at /usr
                  "run `apt-get install -y chromium` as root (or run the tests as root, they install it)")
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str, how: str = HOW_TO_ENABLE) -> None:
     """Skip locally; CI always runs these tests, so there a missing browser is a failure."""
     if os.environ.get("CI"):
         pytest.fail(f"{reason} (CI is set, so the browser tests must run)", pytrace=False)
-    pytest.skip(f"{reason}; {HOW_TO_ENABLE}")
+    pytest.skip(f"{reason}; {how}")
 
 
-def _ensure_chromium() -> Path:
+def _ensure_chromium(say) -> Path:
     if CHROMIUM.exists():
         return CHROMIUM
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
@@ -46,8 +46,8 @@ def _ensure_chromium() -> Path:
     with INSTALL_LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)          # the other worker waits here, then finds it installed
         if not CHROMIUM.exists():
-            print("\n[browser tests] /usr/bin/chromium is missing: running "
-                  "`apt-get update && apt-get install -y chromium` (about 30 s)", flush=True)
+            say("[browser tests] /usr/bin/chromium is missing: running "
+                "`apt-get update && apt-get install -y chromium` (about 30 s)")
             env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
             for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
                 proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -95,8 +95,14 @@ class Lab:
 
 
 @pytest.fixture(scope="session")
-def chromium() -> Path:
-    return _ensure_chromium()
+def chromium(request) -> Path:
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+
+    def say(text: str) -> None:
+        # past pytest's output capture: an install that takes half a minute must not look like a hang
+        with capture.global_and_fixture_disabled():
+            print(f"\n{text}", flush=True)
+    return _ensure_chromium(say)
 
 
 @pytest.fixture(scope="session")
@@ -163,7 +169,10 @@ def lab(chromium, tmp_path_factory, browser_worker):
 @pytest.fixture(scope="session")
 def browser(chromium):
     """One headless chromium for the worker; each test opens its own page."""
-    from playwright.sync_api import sync_playwright
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("python's playwright is not installed", "install it with `pip install -e '.[test]'`")
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS)

@@ -8,12 +8,14 @@ through after Run All, and of each widget after each click) go to build/browser-
 Per notebook, after Run All (outputs cleared first, nothing saved), it fails on:
   1. an error output (traceback) in any cell, or a cell that never ran;
   2. "Error displaying widget" anywhere on the page;
-  3. a browser console error or warning (JupyterLab's own unavoidable noise is filtered narrowly);
+  3. a browser console error or warning, while opening it (its stored outputs render), running it or
+     clicking its widgets (JupyterLab's own unavoidable noise is filtered narrowly);
   4. an output element cut off: its right edge past the visible edge of a clipping ancestor or of the
      output area, with no horizontally scrolling ancestor in between; text drawn outside a chart's SVG box;
   5. a widget whose buttons do not do what they say: stepper / reconciliation "next ▶" must change the
      view and "◀ prev" bring it back; the share-partition strip (08) must show Acquired records after
      "fetch", accept / release / reject must not answer an error, and every button must change the view.
+The page is 1280x900 with JupyterLab's file browser open (a notebook column of about 850 px).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ VIEWPORT = {"width": 1280, "height": 900}
 RUN_TIMEOUT_S = 600                # 09 starts PySpark, 10 runs real Kafka clients against a local server
 CLICK_TIMEOUT_S = 15
 
-#: console messages JupyterLab itself logs whatever the notebook shows (each one: what it is)
+#: console messages JupyterLab itself logs whatever the notebook shows: (substring, substring), both must occur
 LAB_NOISE = [
     # JupyterLab's plugin-activation timer: logged when the page loads slowly (two busy workers on two
     # cores), about the file browser / menus, never about a notebook's outputs
@@ -112,31 +114,34 @@ OVERFLOW_JS = """(name) => {
         // text an element cuts itself (overflow hidden, often with an ellipsis): a clipped widget label
         if ((ox === 'hidden' || ox === 'clip') && el.scrollWidth > el.clientWidth + 1 &&
             [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) {
-          problems.push({cell: index, element: describe(el), right: el.scrollWidth, visible: el.clientWidth,
+          problems.push({cell: index, kind: 'cut', element: describe(el), right: el.scrollWidth, visible: el.clientWidth,
                          by: 'itself (overflow ' + ox + ')', area_width: Math.round(area.clientWidth)});
           seen.add(el);
           continue;
         }
         const right = (ox === 'visible') ? Math.max(r.right, r.left + el.scrollWidth) : r.right;
-        let verdict = null, limit = areaRight, limitBy = 'output area';
+        let verdict = null, limit = areaRight, limitBy = 'output area', scroller = null;
         for (let a = el.parentElement; a; a = a.parentElement) {
           const ax = getComputedStyle(a).overflowX;
           const clips = ax !== 'visible' || a === area;
           if (clips && right > visibleRight(a) + 1) {
-            if ((ax === 'auto' || ax === 'scroll') && a.scrollWidth > a.clientWidth) { verdict = 'scrolls'; break; }
-            verdict = 'cut'; limit = visibleRight(a); limitBy = a === area ? 'output area' : describe(a).slice(0, 60);
+            limit = visibleRight(a); limitBy = a === area ? 'output area' : describe(a).slice(0, 60);
+            if ((ax === 'auto' || ax === 'scroll') && a.scrollWidth > a.clientWidth) { verdict = 'scrolls'; scroller = a; break; }
+            verdict = 'cut';
             break;
           }
           if (a === area) break;
         }
-        if (verdict !== 'cut') continue;
+        if (!verdict) continue;
         // report the outermost cut element once, not each of its children
         let dup = false;
         for (let p = el.parentElement; p && p !== area; p = p.parentElement) if (seen.has(p)) { dup = true; break; }
         seen.add(el);
         if (dup) continue;
-        problems.push({cell: index, element: describe(el), right: Math.round(right - r.left),
-                       visible: Math.round(limit - r.left), by: limitBy, area_width: Math.round(area.clientWidth)});
+        problems.push({cell: index, kind: verdict, element: describe(el), right: Math.round(right - r.left),
+                       visible: Math.round(limit - r.left), by: limitBy, area_width: Math.round(area.clientWidth),
+                       // how far below the element's top the scrollbar that reveals its cut part sits
+                       scrollbar_below: scroller ? Math.round(scroller.getBoundingClientRect().bottom - r.top) : 0});
       }
     });
   });
@@ -438,6 +443,7 @@ def test_notebook_in_a_real_browser(nb: Path, lab, browser, record_property):
         old.unlink()
     print(f"\n[browser tests] screenshots of {nb.name}: {folder}")
     problems: list[str] = []
+    notes: list[str] = []              # wide outputs that scroll properly: printed, not failures
     console: list[str] = []
     started = time.monotonic()
     context = browser.new_context(viewport=VIEWPORT)
@@ -464,9 +470,20 @@ def test_notebook_in_a_real_browser(nb: Path, lab, browser, record_property):
         if page.get_by_text("Error displaying widget").count():
             problems.append(f"'Error displaying widget' shown {page.get_by_text('Error displaying widget').count()} time(s)")
 
+        reach = _notebook_scroller(page).evaluate("e => e.clientHeight")
         for p in page.evaluate(OVERFLOW_JS, nb.name):
-            problems.append(f"cell {p['cell']}: cut off at the right: {p['element']} is {p['right']} px wide, "
-                            f"only {p['visible']} px visible (clipped by {p['by']}; output area {p['area_width']} px)")
+            size = (f"{p['element']} is {p['right']} px wide, only {p['visible']} px visible "
+                    f"(clipped by {p['by']}; output area {p['area_width']} px)")
+            if p["kind"] == "cut":
+                problems.append(f"cell {p['cell']}: cut off at the right: {size}")
+            elif p["scrollbar_below"] > reach:
+                # it scrolls, but only as part of a box whose scrollbar is more than a screen below where the
+                # cut shows: a reader sees a table or chart ending mid-column and no way to the rest
+                problems.append(f"cell {p['cell']}: cut off at the right, its scrollbar out of sight: {size}; the "
+                                f"horizontal scrollbar of the box that scrolls is {p['scrollbar_below']} px below "
+                                f"the element's top (the notebook shows {reach} px)")
+            else:
+                notes.append(f"cell {p['cell']}: scrolls sideways: {size}")
         for p in page.evaluate(SVG_JS, nb.name):
             problems.append(f"cell {p['cell']}: chart ({p['chart']}) cuts off its text {p['text']!r} ({p['cut']})")
 
@@ -479,6 +496,9 @@ def test_notebook_in_a_real_browser(nb: Path, lab, browser, record_property):
         problems += [f"browser console: {m[:400]}" for m in noise]
         elapsed = time.monotonic() - started
         record_property("seconds", round(elapsed, 1))
+        (folder / "scrolling-outputs.txt").write_text("".join(f"{n}\n" for n in notes))
+        for n in notes:
+            print(f"[browser tests] {nb.stem}: {n}")
         (folder / "timing.txt").write_text(f"{nb.stem}: run all {ran:.1f} s, total {elapsed:.1f} s, "
                                            f"{len(shots)} screenshots, {steppers} steppers, {strips} share strips\n")
         print(f"[browser tests] {nb.stem}: run all {ran:.1f} s, total {elapsed:.1f} s, "
