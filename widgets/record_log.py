@@ -50,6 +50,7 @@ MAX_CHARS = 120
 #: the output area instead of pushing its last columns out of sight; shorter words stay whole.
 LONG_WORD = 16
 _TABLE_CSS = ("<style>.kgroup-table td{overflow-wrap:normal;vertical-align:top}"
+              ".kgroup-table td,.kgroup-table th{text-align:left}"
               ".kgroup-table .kgroup-long{overflow-wrap:anywhere}"
               ".kgroup-table details>summary{cursor:pointer}"
               ".kgroup-table pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}</style>")
