@@ -370,7 +370,8 @@ class ServedShareStrip:
         self.prev = W.Button(description="◀ prev")
         self.next = W.Button(description="next ▶")
         self.slider = W.IntSlider(min=0, max=0, value=0, description="step")
-        self.reload = W.Button(description="load new exchanges")
+        # sized to its text: the default width cuts this description off
+        self.reload = W.Button(description="load new exchanges", layout=W.Layout(width="auto"))
         self.out = W.HTML()
         self.prev.on_click(lambda _b: self.go(self.index - 1))
         self.next.on_click(lambda _b: self.go(self.index + 1))
@@ -480,7 +481,7 @@ class PausedReconciliation:
         self.stepped: list[Any] = []
         self.view: ReconciliationView | None = None
         self.button = W.Button(description="step ▶")
-        self.reload = W.Button(description="what is held?")
+        self.reload = W.Button(description="what is held?", layout=W.Layout(width="auto"))
         self.held_label = W.HTML()
         self.box = W.VBox([W.HBox([self.button, self.reload, self.held_label])])
         self.button.on_click(lambda _b: self.step())
