@@ -474,7 +474,9 @@ class Stepper:
         views = self.__dict__.setdefault("_views", {})
         if index not in views:
             if index < 0:
-                views[index] = group_view(self.scenario.coordinator.as_of(self.scenario.steps[0].start_position))
+                as_of, start = self.scenario.coordinator.as_of, self.scenario.steps[0].start_position
+                server = getattr(self.scenario, "server", None)  # a served scenario: look back on its loop
+                views[index] = group_view(server.call(as_of, start) if server is not None else as_of(start))
             else:
                 views[index] = group_view(self.scenario.state_after(index), self.scenario.steps[index].observed)
         return views[index]
