@@ -243,9 +243,9 @@ def _scroll_screenshots(page, folder: Path, prefix: str) -> list[Path]:
         shot = folder / f"{prefix}-{n:02d}.png"
         page.screenshot(path=str(shot))
         shots.append(shot)
-        top += max(step - 40, 200)
         if top >= total - step:
             break
+        top = min(top + max(step - 40, 200), max(total - step, 0))   # screens overlap by 40 px
     scroller.evaluate("e => { e.scrollTop = 0; }")
     return shots
 
