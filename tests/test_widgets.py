@@ -120,6 +120,8 @@ def test_table_html_blanks_missing_values_and_marks_long_words_breakable():
     assert "NaN" not in html_text and "None" not in html_text
     assert f"<span class='kgroup-long'>{'x' * 30}</span>" in html_text   # may break anywhere
     assert "<td>b</td>" in html_text                                     # short words stay whole
+    wrapped = table_html(pd.DataFrame([{"message": "JoinGroupResponse", "process": "00000000-0000-000a"}]))
+    assert "Join<wbr>Group<wbr>Response" in wrapped and "00000000-<wbr>0000-<wbr>000a" in wrapped
 
 
 def test_stale_members_are_greyed_out_in_the_task_grid():
@@ -181,3 +183,14 @@ def test_record_table_shows_log_rows_as_the_record_log_draws_them(coord):
     assert _scrolls(bundle["text/html"]) and "<details>" in bundle["text/html"]
     assert "border-left:4px solid" in bundle["text/html"]     # the record family's colour
     assert "OffsetCommit" in bundle["text/plain"]
+
+
+def test_table_wraps_a_frame_to_fit_with_its_whole_text():
+    import pandas as pd
+
+    from widgets.record_log import Table
+
+    why = "A must first give up active 0_4 (KIP: 'If the members need to revoke a task, their member epoch stays') " * 2
+    bundle = Table(pd.DataFrame([{"member": "A", "why": why}]))._repr_mimebundle_()
+    assert _scrolls(bundle["text/html"]) and why.strip().replace("'", "&#x27;") in bundle["text/html"]  # not cut
+    assert bundle["text/plain"].splitlines()[0].split() == ["member", "why"]

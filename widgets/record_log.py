@@ -50,11 +50,13 @@ MAX_CHARS = 120
 #: the output area instead of pushing its last columns out of sight; shorter words stay whole.
 LONG_WORD = 16
 _TABLE_CSS = ("<style>.kgroup-table td{overflow-wrap:normal;vertical-align:top}"
-              ".kgroup-table td,.kgroup-table th{text-align:left}"
+              # (beats JupyterLab's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td {text-align: right}`)
+              ".kgroup-scroll table.kgroup-table td,.kgroup-scroll table.kgroup-table th{text-align:left}"
               ".kgroup-table .kgroup-long{overflow-wrap:anywhere}"
               ".kgroup-table details>summary{cursor:pointer}"
               ".kgroup-table pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}</style>")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_BREAKS = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[-_,:/=.])(?=.)")
 
 
 def scroll_x(inner: str) -> str:
@@ -68,9 +70,16 @@ def _long(text: str) -> bool:
 
 
 def _text(value: Any) -> str:
-    """A cell's text as HTML: long words marked breakable anywhere."""
+    """A cell's text as HTML. A long word gets break opportunities (<wbr>) between its
+    camel-case words and after `_ - , : / = .` when that makes every piece short (member ids,
+    UUIDs, Kafka's names); else it may break anywhere."""
     text = str(value)
-    return f"<span class='kgroup-long'>{html.escape(text)}</span>" if _long(text) else html.escape(text)
+    if not _long(text):
+        return html.escape(text)
+    parts = _BREAKS.split(text)
+    if all(len(w) <= LONG_WORD for p in parts for w in p.split()):
+        return "<wbr>".join(html.escape(p) for p in parts)
+    return f"<span class='kgroup-long'>{html.escape(text)}</span>"
 
 
 def table_html(df: pd.DataFrame, *, index: bool = False, escape: bool = True) -> str:
@@ -128,6 +137,22 @@ def records_html(rows: Iterable[dict], columns: Sequence[str], *, caption: str =
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return scroll_x(_TABLE_CSS + f"<table class='kgroup-table kgroup-log'>{cap}<thead><tr>{head}</tr></thead>"
                     f"<tbody>{''.join(body)}</tbody></table>")
+
+
+class Table:
+    """A DataFrame shown as `table_html` draws it: long texts wrap within the output area
+    instead of widening the table past it (whose scrollbar then sits below the last row);
+    plain text where there is no HTML.  `display(Table(df))`."""
+
+    def __init__(self, frame: pd.DataFrame, *, index: bool = False) -> None:
+        self.frame = frame
+        self.index = index
+
+    def to_html(self) -> str:
+        return table_html(self.frame, index=self.index)
+
+    def _repr_mimebundle_(self, **_kw) -> dict:
+        return {"text/html": self.to_html(), "text/plain": self.frame.to_string(index=self.index, max_colwidth=60)}
 
 
 class RecordTable:
