@@ -7,7 +7,7 @@ through after Run All, and of each widget after each click) go to build/browser-
 
 Per notebook, after Run All (outputs cleared first, nothing saved), it fails on:
   1. an error output (traceback) in any cell, or a cell that never ran;
-  2. "Error displaying widget" anywhere on the page;
+  2. a widget JupyterLab cannot draw ("Error displaying widget", "Click to show javascript error");
   3. a browser console error or warning, while opening it (its stored outputs render), running it or
      clicking its widgets (JupyterLab's own unavoidable noise is filtered narrowly);
   4. an output element cut off: its right edge past the visible edge of a clipping ancestor or of the
@@ -250,6 +250,22 @@ def _scroll_screenshots(page, folder: Path, prefix: str) -> list[Path]:
     return shots
 
 
+#: what JupyterLab's widget manager shows instead of a widget it cannot draw ("Click to show javascript
+#: error." in @jupyter-widgets/jupyterlab-manager 5, which hides "Error displaying widget: ..." behind it)
+WIDGET_ERRORS = ["Error displaying widget", "Error creating widget", "Click to show javascript error"]
+
+
+def _check_widget_errors(page, problems: list[str]) -> None:
+    found = page.evaluate("""(phrases) => { const found = [];
+        document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell').forEach((cell, i) => {
+          const text = [...cell.querySelectorAll('.jp-OutputArea')].map(o => o.textContent).join(' ');
+          phrases.forEach(p => { if (text.includes(p)) found.push([i, p, text.slice(text.indexOf(p), text.indexOf(p) + 200)]); });
+        });
+        return found; }""", WIDGET_ERRORS)
+    for index, phrase, excerpt in found:
+        problems.append(f"cell {index}: widget not drawn: {excerpt.strip()!r}")
+
+
 # -- widgets ---------------------------------------------------------------------------------------------
 
 def _view(output) -> str:
@@ -467,8 +483,7 @@ def test_notebook_in_a_real_browser(nb: Path, lab, browser, record_property):
             if cell["count"] is None and not cell["errors"]:
                 problems.append(f"cell {cell['index']}: never ran (no execution count)")
 
-        if page.get_by_text("Error displaying widget").count():
-            problems.append(f"'Error displaying widget' shown {page.get_by_text('Error displaying widget').count()} time(s)")
+        _check_widget_errors(page, problems)
 
         reach = _notebook_scroller(page).evaluate("e => e.clientHeight")
         for p in page.evaluate(OVERFLOW_JS, nb.name):
