@@ -25,7 +25,7 @@ from widgets.stepper import Stepper
 
 AGGREGATE_ABOVE = 4_000
 #: The colour legend's entry for every task of a member whose topology epoch is stale (greyed out).
-STALE_MEMBER = "member with a stale topology epoch"
+STALE_MEMBER = "stale topology epoch"
 _ROLES = {"active": "active", "standby": "standby", "warmup": "warm-up"}
 
 
