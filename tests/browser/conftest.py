@@ -49,7 +49,7 @@ def _ensure_chromium(say) -> Path:
             say("[browser tests] /usr/bin/chromium is missing: running "
                 "`apt-get update && apt-get install -y chromium` (about 30 s)")
             env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-            for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+            for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
                 proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
                 if proc.returncode:
                     _unavailable(f"`{' '.join(cmd)}` failed: {proc.stderr[-1000:]}")
