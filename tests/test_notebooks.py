@@ -141,7 +141,7 @@ def test_notebook_07_static_streams_members_do_not_bump_the_group_epoch(tmp_path
     assert m, text[-2000:]
     static, dynamic = map(int, m.groups())
     assert static == 0 and dynamic == 2 * 4
-    assert "unreleased_instance_id" in text
+    assert "UNRELEASED_INSTANCE_ID" in text   # Kafka's name for the error
 
 
 @pytest.mark.notebook
