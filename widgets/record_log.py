@@ -92,7 +92,7 @@ def table_html(df: pd.DataFrame, *, index: bool = False, escape: bool = True) ->
         if shown.index.nlevels == 1:
             shown.index = shown.index.map(_text)
         if shown.columns.nlevels == 1:
-            shown.columns = shown.columns.map(lambda c: html.escape(str(c)))
+            shown.columns = shown.columns.map(_text)   # headers wrap too (`__consumer_offsets partition`)
     table = shown.to_html(index=index, escape=False, classes="kgroup-table", border=0)
     return scroll_x(_TABLE_CSS + table)
 
