@@ -46,12 +46,14 @@ def _compact(obj: Any) -> str:
 
 #: Characters of a key / value shown before it is cut (the rest behind a click).
 MAX_CHARS = 120
-#: Words longer than this (JSON, member ids, topic ids) may break anywhere, so the table fits
-#: the output area instead of pushing its last columns out of sight; shorter words stay whole.
+#: Words longer than this (JSON, member ids, topic ids, Kafka's names) may wrap (see `_text`),
+#: so the table fits the output area instead of pushing its last columns out of sight;
+#: shorter words stay whole.
 LONG_WORD = 16
 _TABLE_CSS = ("<style>.kgroup-table td{overflow-wrap:normal;vertical-align:top}"
               # (beats JupyterLab's `:not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td {text-align: right}`)
-              ".kgroup-scroll table.kgroup-table td,.kgroup-scroll table.kgroup-table th{text-align:left}"
+              ".kgroup-scroll table.kgroup-table td,.kgroup-scroll table.kgroup-table th"
+              "{text-align:left;padding:0.35em 0.45em}"
               ".kgroup-table .kgroup-long{overflow-wrap:anywhere}"
               ".kgroup-table details>summary{cursor:pointer}"
               ".kgroup-table pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}</style>")
@@ -82,6 +84,12 @@ def _text(value: Any) -> str:
     return f"<span class='kgroup-long'>{html.escape(text)}</span>"
 
 
+def _head(value: Any) -> str:
+    """A column header as HTML: it may wrap at every camel-case word and after `_ - , : / = .`
+    (`committed_|offset`), so a header is never what keeps a column wide."""
+    return "<wbr>".join(html.escape(p) for p in _BREAKS.split(str(value)))
+
+
 def table_html(df: pd.DataFrame, *, index: bool = False, escape: bool = True) -> str:
     """A DataFrame as an HTML table that fits the output area (long words wrap, sideways
     scroll as a last resort); missing values blank rather than NaN / None.
@@ -92,7 +100,7 @@ def table_html(df: pd.DataFrame, *, index: bool = False, escape: bool = True) ->
         if shown.index.nlevels == 1:
             shown.index = shown.index.map(_text)
         if shown.columns.nlevels == 1:
-            shown.columns = shown.columns.map(_text)   # headers wrap too (`__consumer_offsets partition`)
+            shown.columns = shown.columns.map(_head)
     table = shown.to_html(index=index, escape=False, classes="kgroup-table", border=0)
     return scroll_x(_TABLE_CSS + table)
 
