@@ -122,6 +122,7 @@ def test_table_html_blanks_missing_values_and_marks_long_words_breakable():
     assert "<td>b</td>" in html_text                                     # short words stay whole
     wrapped = table_html(pd.DataFrame([{"message": "JoinGroupResponse", "process": "00000000-0000-000a"}]))
     assert "Join<wbr>Group<wbr>Response" in wrapped and "00000000-<wbr>0000-<wbr>000a" in wrapped
+    assert "<th>committed_<wbr>offset</th>" in table_html(pd.DataFrame([{"committed_offset": 1}]))  # headers wrap too
 
 
 def test_stale_members_are_greyed_out_in_the_task_grid():
