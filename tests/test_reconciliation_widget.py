@@ -159,7 +159,7 @@ def test_tables_fit_the_output_area_and_the_checkbox_label_is_not_cut():
     c, sim, rec = scale_out("AB", run_ms=25_000)
     view = ReconciliationView(rec)
     out = view.out.value
-    scroll = "<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>"
+    scroll = "<div class='kgroup-scroll' style='overflow-x:auto;width:0;min-width:100%'>"
     members, rest = out.split("<b>members</b>", 1)[1].split("<b>current vs target assignment</b>", 1)
     grid, records = rest.split("<b>records written</b>", 1)
     assert members.startswith(scroll) and grid.startswith(scroll)

@@ -82,7 +82,7 @@ def test_charts_export_to_png_and_svg_headless(coord, tmp_path):
 # values are cut with the whole value a click away; charts count in whole numbers.
 
 def _scrolls(html_text: str) -> bool:
-    return html_text.startswith("<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>") and \
+    return html_text.startswith("<div class='kgroup-scroll' style='overflow-x:auto;width:0;min-width:100%'>") and \
         html_text.endswith("</div>")
 
 

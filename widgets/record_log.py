@@ -61,10 +61,16 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _BREAKS = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[-_,:/=.])(?=.)")
 
 
+#: The sideways-scrolling box: as wide as its container, never wider. `width:0;min-width:100%`
+#: keeps the table's own minimum width out of the box's: a widget's HTML sits in a flex box
+#: that would otherwise grow to the table, past the output area, and scroll as a whole.
+SCROLL_STYLE = "overflow-x:auto;width:0;min-width:100%"
+
+
 def scroll_x(inner: str) -> str:
     """`inner` in a box that scrolls sideways (its own scroll bar, right under it) when wider
     than the output area."""
-    return f"<div class='kgroup-scroll' style='overflow-x:auto;max-width:100%'>{inner}</div>"
+    return f"<div class='kgroup-scroll' style='{SCROLL_STYLE}'>{inner}</div>"
 
 
 def _long(text: str) -> bool:
