@@ -169,3 +169,15 @@ def test_tables_fit_the_output_area_and_the_checkbox_label_is_not_cut():
     assert "<wbr>" in cell or cell.startswith("<span class='kgroup-long'>")
     # ipywidgets cuts a description longer than its 300 px box: not indented, sized to the text
     assert view.changes_only.indent is False and view.changes_only.layout.width == "auto"
+
+
+def test_the_readout_beside_the_slider_counts_as_the_title_does():
+    # issue 22: the slider read 3 while the title said "Step 4/13"
+    _, _, rec = scale_out()
+    view = ReconciliationView(rec)
+    view.slider.value = 3
+    n = len(view.steps())
+    assert view.readout.value == f"4/{n}" and f"Step 4/{n}:" in view.out.value
+    assert view.slider.readout is False
+    view.prev.click()
+    assert view.readout.value == f"3/{n}" and f"Step 3/{n}:" in view.out.value

@@ -250,7 +250,9 @@ class ReconciliationView:
             raise ValueError("no snapshots to show")
         self.prev = W.Button(description="◀ prev")
         self.next = W.Button(description="next ▶")
-        self.slider = W.IntSlider(min=0, max=0, value=0, description="step")
+        # the value is the step's index; the readout beside it counts from 1, as the title does ("Step 4/13")
+        self.slider = W.IntSlider(min=0, max=0, value=0, description="step", readout=False)
+        self.readout = W.Label()
         # not indented, sized to its text: the default 300 px cuts this description off
         self.changes_only = W.Checkbox(value=changes_only, description="only heartbeats that changed something",
                                        indent=False, layout=W.Layout(width="auto"))
@@ -259,7 +261,7 @@ class ReconciliationView:
         self.next.on_click(lambda _b: self._next())
         self.slider.observe(lambda _c: self.refresh(), names="value")
         self.changes_only.observe(lambda _c: self._refilter(), names="value")
-        self.widget = W.VBox([W.HBox([self.prev, self.slider, self.next]), self.changes_only, self.out])
+        self.widget = W.VBox([W.HBox([self.prev, self.slider, self.readout, self.next]), self.changes_only, self.out])
         self._refilter()
 
     # -- steps -----------------------------------------------------------------------------
@@ -317,6 +319,7 @@ class ReconciliationView:
         self._shown = current.index if current is not None else None
         self.prev.disabled = self.index == 0
         self.next.disabled = self.index >= n - 1 and self.recorder is None
+        self.readout.value = f"{self.index + 1}/{n}" if n else "0/0"
         self.out.value = self.to_html()
 
     # -- what a step shows -------------------------------------------------------------------
