@@ -79,8 +79,10 @@ def main(argv: list[str]) -> int:
         os.environ["KGROUP_RELIABILITY"] = "long"
         args = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/reliability", *rest]
     else:
-        # both cores (pytest-xdist); the slow notebook tests get stolen by whichever worker is free
-        parallel = [] if any(a.startswith(("-n", "--numprocesses")) for a in rest) else ["-n", "auto", "--dist", "worksteal"]
+        # pytest-xdist: one worker more than cores, since many tests wait on clocks, kernels and sockets;
+        # the slow notebook tests go first (tests/conftest.py) and idle workers steal the rest
+        workers = str((os.cpu_count() or 1) + 1)
+        parallel = [] if any(a.startswith(("-n", "--numprocesses")) for a in rest) else ["-n", workers, "--dist", "worksteal"]
         args = [str(PY), "-m", "pytest", *parallel, *rest]
     os.chdir(ROOT)
     return subprocess.call(args)

@@ -19,6 +19,12 @@ def coord(cluster: Cluster) -> Coordinator:
     return Coordinator(cluster=cluster)
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests marked `notebook` (up to a minute or more each), then `slow`, run first: under pytest-xdist
+    the long ones start at once and the quick ones fill the gaps, instead of a notebook starting last."""
+    items.sort(key=lambda item: (item.get_closest_marker("notebook") is None, item.get_closest_marker("slow") is None))
+
+
 #: What the reliability suites counted in each xdist worker (see tests/reliability/conftest.py).
 _WORKER_RELIABILITY: dict = {"totals": Counter()}
 

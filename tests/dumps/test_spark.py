@@ -32,7 +32,9 @@ from records_strategies import records
 
 NAMES = [name for name, _ in ranges.COLUMNS]
 # PySpark 4 warns about pandas 3 whenever it checks for pandas; nothing here uses pandas through it.
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+# slow: each starts or shares a Spark session (runs early under xdist, see tests/conftest.py)
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")]
 
 
 @pytest.fixture(scope="session")
