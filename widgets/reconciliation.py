@@ -116,6 +116,19 @@ def fmt_tps(tps: Iterable[TP]) -> str:
 # ---------------------------------------------------------------------------------------
 # Recording
 
+
+def partition_names(cluster: Any, assignment: dict) -> frozenset:
+    """{topic id: partitions} as {(topic name, partition)} (topics deleted since: left out)."""
+    out = set()
+    for tid, parts in assignment.items():
+        try:
+            name = cluster.topic_name(tid)
+        except KeyError:
+            continue
+        out |= {(name, p) for p in parts}
+    return frozenset(out)
+
+
 class ReconciliationRecorder:
     """Snapshots of group `group_id` after every heartbeat exchange and timer write of `sim`
     (a `kgroup.clients.Simulation`); attach it before running the simulation."""
@@ -130,15 +143,7 @@ class ReconciliationRecorder:
         return len(self.snapshots)
 
     def _names(self, assignment: Any) -> frozenset:
-        cluster = self.sim.c.cluster
-        out = set()
-        for tid, parts in assignment.items():
-            try:
-                name = cluster.topic_name(tid)
-            except KeyError:
-                continue
-            out |= {(name, p) for p in parts}
-        return frozenset(out)
+        return partition_names(self.sim.c.cluster, assignment)
 
     def _describe(self, exchange: Any) -> tuple[str, str, bool, bool]:
         if exchange.kind != "heartbeat":

@@ -29,7 +29,7 @@ from typing import Any
 from kgroup.errors import ErrorCode
 from kgroup.protocol import ms
 from kgroup.scenario import Scenario, Step
-from widgets.reconciliation import MemberView, ReconciliationSnapshot, ReconciliationView, fmt_tps
+from widgets.reconciliation import MemberView, ReconciliationSnapshot, ReconciliationView, fmt_tps, partition_names
 from widgets.record_log import log_row, mimebundle
 
 
@@ -109,20 +109,8 @@ class _Client:
         return self.state not in ("left", "fenced")
 
 
-def _names(cluster: Any, assignment: dict) -> frozenset:
-    """{topic id: partitions} as {(topic name, partition)} (topics deleted since: left out)."""
-    out = set()
-    for tid, parts in assignment.items():
-        try:
-            name = cluster.topic_name(tid)
-        except KeyError:
-            continue
-        out |= {(name, p) for p in parts}
-    return frozenset(out)
-
-
 def _wire_tps(cluster: Any, topic_partitions: Any) -> frozenset:
-    return _names(cluster, {tp.topic_id: tp.partitions for tp in topic_partitions})
+    return partition_names(cluster, {tp.topic_id: tp.partitions for tp in topic_partitions})
 
 
 def _heartbeat_words(cluster: Any, req: Any, resp: Any) -> tuple[str, str, bool]:
@@ -257,9 +245,9 @@ def _member_view(cluster: Any, name: str, member_id: str, k: _Client | None, m: 
         member_epoch=m.member_epoch if m is not None else None,
         server_state=_SERVER_STATE.get(m.state.label, m.state.label) if m is not None else None,
         owned=k.owned if k is not None and k.running else frozenset(),
-        assigned=_names(cluster, m.assigned_partitions) if m is not None else frozenset(),
-        revoking=_names(cluster, m.partitions_pending_revocation) if m is not None else frozenset(),
-        target=_names(cluster, target.get(member_id, {})) if m is not None else frozenset())
+        assigned=partition_names(cluster, m.assigned_partitions) if m is not None else frozenset(),
+        revoking=partition_names(cluster, m.partitions_pending_revocation) if m is not None else frozenset(),
+        target=partition_names(cluster, target.get(member_id, {})) if m is not None else frozenset())
 
 
 def served_reconciliation(server: Any, group: str, *, since: int = 0, changes_only: bool = False) -> ReconciliationView:
