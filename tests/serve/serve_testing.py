@@ -81,3 +81,15 @@ def last_commits(server: Server, group: str) -> dict[tuple[str, int], int]:
         if r.key.group == group and r.value is not None:
             out[(r.key.topic, r.key.partition)] = r.value.offset
     return out
+
+
+def share_group_reads_from_earliest(bootstrap: str, group: str) -> None:
+    """Set `share.auto.offset.reset=earliest` on `group` with librdkafka's AdminClient
+    (IncrementalAlterConfigs on a GROUP resource): share groups start at the latest offset otherwise."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entry = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
+                                                                  incremental_configs=[entry])]).values():
+        future.result(timeout=10)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from serve_testing import written
+from serve_testing import share_group_reads_from_earliest, written
 
 from kgroup import Cluster, Coordinator
 from kgroup.serve import Server
@@ -14,7 +14,6 @@ from kgroup.serve import Server
 ck = pytest.importorskip("confluent_kafka")
 if not hasattr(ck, "ShareConsumer"):
     pytest.skip("this confluent-kafka has no ShareConsumer", allow_module_level=True)
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType  # noqa: E402
 
 
 @pytest.fixture
@@ -31,11 +30,7 @@ def test_share_group_delivers_each_record_once_and_acknowledges(served):
         producer.produce("orders", value=b"s%d" % i, partition=i % 2)
     assert producer.flush(10) == 0
     # share groups start at the latest offset unless the group says otherwise (KIP-932)
-    admin = AdminClient({"bootstrap.servers": served.bootstrap})
-    entry = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
-    for future in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "sg",
-                                                                  incremental_configs=[entry])]).values():
-        future.result(timeout=10)
+    share_group_reads_from_earliest(served.bootstrap, "sg")
 
     consumer = ck.ShareConsumer({"bootstrap.servers": served.bootstrap, "group.id": "sg", "client.id": "share-1",
                                  "share.acknowledgement.mode": "explicit"})

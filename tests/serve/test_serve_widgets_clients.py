@@ -4,9 +4,10 @@ hand here) and answered. Loopback only; every wait has a deadline."""
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import pytest
-from serve_testing import wait_until
+from serve_testing import share_group_reads_from_earliest, wait_until
 
 from kgroup import Cluster, Coordinator
 from kgroup.dumps import describe_share_partitions
@@ -26,6 +27,21 @@ def kip848_consumer(server: Server, name: str):
                      "log.connection.close": False})
     c.subscribe(["orders"])
     return c
+
+
+@contextmanager
+def consumers_of(server: Server):
+    """`join(name)` makes a KIP-848 consumer of group g; all of them are closed at the end."""
+    made: list = []
+
+    def join(name: str):
+        made.append(kip848_consumer(server, name))
+        return made[-1]
+    try:
+        yield join
+    finally:
+        for c in made:
+            c.close()
 
 
 def owned(c) -> frozenset:
@@ -73,11 +89,10 @@ def replay_by_hand(server: Server, group: str):
 def test_the_reconciliation_grid_shows_a_real_kip848_rebalance_as_the_coordinator_wrote_it():
     coordinator = Coordinator(cluster=Cluster({"orders": 4}, seed=7), config=FAST)
     with Server(coordinator, record=True) as server:
-        a = kip848_consumer(server, "A")
-        b = None
-        try:
+        with consumers_of(server) as join:
+            a = join("A")
             wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 4, 20, "A to own the 4 partitions")
-            b = kip848_consumer(server, "B")
+            b = join("B")
 
             def settled() -> bool:
                 for c in (a, b):
@@ -89,10 +104,6 @@ def test_the_reconciliation_grid_shows_a_real_kip848_rebalance_as_the_coordinato
             wait_until(settled, 25, "the group to split and both members to report it")
             settled_at = len(reconciliation_snapshots(server, "g")) - 1
             finals = {"A": owned(a), "B": owned(b)}
-        finally:
-            for c in (a, b):
-                if c is not None:
-                    c.close()
     snaps = reconciliation_snapshots(server, "g")   # the leaves too (the server stopped: read here)
     expected = replay_by_hand(server, "g")
     assert len(snaps) == len(expected) > 4
@@ -130,14 +141,13 @@ def test_the_reconciliation_grid_shows_a_real_kip848_rebalance_as_the_coordinato
 def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
     coordinator = Coordinator(cluster=Cluster({"orders": 2}, seed=7), config=FAST)
     with Server(coordinator, record=True) as server:
-        a = kip848_consumer(server, "A")
-        b = None
-        try:
+        with consumers_of(server) as join:
+            a = join("A")
             wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
             server.pause()
             frozen = server.call(coordinator.now)
             before = len(server.exchanges())
-            b = kip848_consumer(server, "B")
+            b = join("B")
             stepped: list[str] = []
             deadline = time.monotonic() + 25
 
@@ -162,10 +172,6 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
             assert group_settled() and owned(b), stepped
             assert server.call(coordinator.now) == frozen   # no clock moved while paused
             server.resume()
-        finally:
-            for c in (a, b):
-                if c is not None:
-                    c.close()
     assert "B: ConsumerGroupHeartbeat" in stepped and "A: ConsumerGroupHeartbeat" in stepped
     steps = reconciliation_snapshots(server, "g", since=before)
     heartbeats = [s for s in steps if s.kind == "heartbeat"]
@@ -184,14 +190,14 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
 def test_paused_reconciliation_steps_from_its_button_and_redraws_the_grid():
     coordinator = Coordinator(cluster=Cluster({"orders": 2}, seed=7), config=FAST)
     with Server(coordinator, record=True) as server:
-        a = kip848_consumer(server, "A")
-        b = None
-        try:
+        with consumers_of(server) as join:
+            a = join("A")
+            b = None   # until B joins (the poll loops below skip it)
             wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
             server.pause("g")   # this group's requests only
             walk = PausedReconciliation(server, "g", poll=lambda: [c.poll(0.01) for c in (a, b) if c is not None])
             assert walk.view is None and "no heartbeat yet" in walk.to_html()
-            b = kip848_consumer(server, "B")
+            b = join("B")
             wait_until(lambda: a.poll(0.02) is None and b.poll(0.02) is None and walk.held(), 10, "a held request")
             walk.reload.click()
             assert not walk.button.disabled and "held:" in walk.held_label.value
@@ -215,17 +221,12 @@ def test_paused_reconciliation_steps_from_its_button_and_redraws_the_grid():
                     assert walk.view.current.consumer == x.client_id and walk.text().startswith("step ")
             assert settled(), [f"{x.client_id}: {x.api}" for x in walk.stepped]
             server.resume()
-        finally:
-            for c in (a, b):
-                if c is not None:
-                    c.close()
     apis = [f"{x.client_id}: {x.api}" for x in walk.stepped]
     assert "B: ConsumerGroupHeartbeat" in apis and "A: ConsumerGroupHeartbeat" in apis
     assert {tp for v in walk.view.current.members for tp in v.assigned} == {("orders", 0), ("orders", 1)}
 
 
 def test_the_share_strip_shows_what_a_real_share_consumer_did_as_the_share_coordinator_wrote_it():
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
     if not hasattr(ck, "ShareConsumer"):
         pytest.skip("this confluent-kafka has no ShareConsumer")
     config = {"group.coordinator.rebalance.protocols": "classic,consumer,share"}
@@ -235,11 +236,7 @@ def test_the_share_strip_shows_what_a_real_share_consumer_did_as_the_share_coord
         for i in range(8):
             producer.produce("orders", value=b"s%d" % i, partition=0)
         assert producer.flush(10) == 0
-        admin = AdminClient({"bootstrap.servers": server.bootstrap})
-        entry = ConfigEntry("share.auto.offset.reset", "earliest", incremental_operation=AlterConfigOpType.SET)
-        for f in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, "sg",
-                                                                 incremental_configs=[entry])]).values():
-            f.result(timeout=10)
+        share_group_reads_from_earliest(server.bootstrap, "sg")
         strip = ServedShareStrip(server, "sg", "orders", 0)
         assert len(strip) == 0 and "no picture" in strip.to_html()  # no leader before a fetch
         consumer = ck.ShareConsumer({"bootstrap.servers": server.bootstrap, "group.id": "sg", "client.id": "share-1",
