@@ -16,6 +16,7 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kgroup.group_configs import assignment_interval_ms
@@ -179,7 +180,9 @@ def described_assignment(c: Any, assignment: Mapping[uuid.UUID, Any]) -> dict:
 
 
 class MemberState(enum.IntEnum):
-    """Where a member is in its reconciliation (Kafka's `MemberState`, byte values as persisted)."""
+    """Where a member is in its reconciliation (Kafka's `MemberState`). The values are the bytes
+    consumer and share groups persist; a Streams group persists its own (`STREAMS_MEMBER_STATE`),
+    so records go through a group type's `MemberStateBytes`, never `int(state)`."""
 
     STABLE = 0
     UNREVOKED_PARTITIONS = 1
@@ -196,6 +199,34 @@ class MemberState(enum.IntEnum):
     @property
     def label(self) -> str:
         return self.name.lower()
+
+
+@dataclass(frozen=True)
+class MemberStateBytes:
+    """How one group type writes `MemberState` into its current-assignment record (the `State`
+    field). Kafka keeps two enums with different bytes: `modern.MemberState` (consumer and share
+    groups) and `streams.MemberState` (STABLE=1, UNREVOKED_TASKS=2, UNRELEASED_TASKS=3)."""
+
+    stable: int
+    unrevoked: int
+    unreleased: int
+    unknown: int = 127
+
+    def encode(self, state: MemberState) -> int:
+        return {MemberState.STABLE: self.stable, MemberState.UNREVOKED_PARTITIONS: self.unrevoked,
+                MemberState.UNRELEASED_PARTITIONS: self.unreleased}.get(state, self.unknown)
+
+    def decode(self, value: int) -> MemberState:
+        """The state a persisted byte stands for; a byte this type never writes is UNKNOWN (as
+        Kafka's `fromValue` answers, and the member is then fenced on its next heartbeat)."""
+        return {self.stable: MemberState.STABLE, self.unrevoked: MemberState.UNREVOKED_PARTITIONS,
+                self.unreleased: MemberState.UNRELEASED_PARTITIONS}.get(value, MemberState.UNKNOWN)
+
+
+#: consumer and share groups (Kafka's `coordinator.group.modern.MemberState`)
+CONSUMER_MEMBER_STATE = MemberStateBytes(stable=0, unrevoked=1, unreleased=2)
+#: Streams groups (Kafka's `coordinator.group.streams.MemberState`; byte 0 is not a state there)
+STREAMS_MEMBER_STATE = MemberStateBytes(stable=1, unrevoked=2, unreleased=3)
 
 
 class ModernGroupState(str, enum.Enum):

@@ -33,7 +33,7 @@ METADATA_KEY = h("0011", "0001 67")             # type 17, GroupId "g"
 def current_value(active_tags: str) -> bytes:
     return h("0000",                    # version 0 (flexible)
              "0000000a", "00000009",    # MemberEpoch 10, PreviousMemberEpoch 9
-             "00",                      # State 0
+             "01",                      # State 1: STABLE as a Streams group writes it
              "02",                      # ActiveTasks: 1 element
              "03 7331",                 #   SubtopologyId "s1" (compact: length + 1)
              "03 00000000 00000001",    #   Partitions [0, 1]
@@ -108,3 +108,16 @@ def test_a_metadata_record_kgroup_writes_keeps_the_groups_description_epochs():
     (metadata,) = [e.record for e in list(c.log)[len(records):] if type(e.record).__name__ == "StreamsGroupMetadata"]
     assert (metadata.value.epoch, metadata.value.stored_description_topology_epoch,
             metadata.value.failed_description_topology_epoch) == (11, 4, 3)
+
+
+# Kafka 4.4.0 (running broker, streams.MemberState): STABLE=1, UNREVOKED_TASKS=2, UNRELEASED_TASKS=3,
+# not the consumer group's 0/1/2; a byte Streams never writes reads as UNKNOWN.
+@pytest.mark.parametrize("byte, state", [("01", "STABLE"), ("02", "UNREVOKED_PARTITIONS"),
+                                         ("03", "UNRELEASED_PARTITIONS"), ("00", "UNKNOWN")])
+def test_streams_member_state_bytes_are_streams_own(byte, state):
+    value = current_value("01 00 09 03 00000007 0000000a")
+    value = value[:10] + bytes.fromhex(byte) + value[11:]
+    m = Coordinator.load([decode_record(CURRENT_KEY, value)]).groups["g"].members["m"]
+    assert m.state.name == state
+    if state != "UNKNOWN":
+        assert G.current_assignment_record("g", m).encode() == (CURRENT_KEY, value)

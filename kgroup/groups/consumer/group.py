@@ -16,7 +16,7 @@ from typing import Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
+from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
                                   EpochAssignment, MemberState, ModernGroup, ModernGroupState,
                                   partitions_of, topic_partitions)
 from kgroup.javaorder import java_order, java_string_set_order
@@ -355,7 +355,7 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
     V = R.ConsumerGroupCurrentMemberAssignmentValue
     return R.ConsumerGroupCurrentMemberAssignment(
         R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=CONSUMER_MEMBER_STATE.encode(m.state),
           assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
           partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation)))
 
@@ -411,7 +411,7 @@ def member_assignment_from_value(old: ConsumerGroupMember, value: Any) -> Consum
     """A member with the current assignment of a ConsumerGroupCurrentMemberAssignmentValue.
     Records written before KIP-1251 carry no per-partition epochs: the member epoch stands in."""
     return old.replace(member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
-                       state=MemberState.of(value.state),
+                       state=CONSUMER_MEMBER_STATE.decode(value.state),
                        assigned_partitions=_epoch_assignment(value.assigned_partitions, value.member_epoch),
                        partitions_pending_revocation=_epoch_assignment(value.partitions_pending_revocation,
                                                                        value.member_epoch))

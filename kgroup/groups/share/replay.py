@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, MemberState, member_tombstone_allowed,
+from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, MemberState, member_tombstone_allowed,
                                   replay_group_tombstone, replay_target, replay_target_epoch, replay_target_member)
 from kgroup.runtime import replays
 
@@ -83,7 +83,7 @@ def _current(c: "Coordinator", entry: Any) -> None:
         return
     base = old if old is not None else ShareGroupMember(key.member_id)
     group.update_member(base.replace(member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
-                                     state=MemberState.of(value.state),
+                                     state=CONSUMER_MEMBER_STATE.decode(value.state),
                                      assigned_partitions=assignment_of(value.assigned_partitions)))
 
 

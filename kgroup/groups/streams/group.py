@@ -19,7 +19,7 @@ from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import MemberState, ModernGroup, ReplayError
+from kgroup.groups.modern import STREAMS_MEMBER_STATE, MemberState, ModernGroup, ReplayError
 from kgroup import records as R
 
 from .configuration import ConfiguredTopology, configure
@@ -554,7 +554,8 @@ def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
     a, p = m.assigned, m.pending_revocation
     return R.StreamsGroupCurrentMemberAssignment(
         R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=int(m.state),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+          state=STREAMS_MEMBER_STATE.encode(m.state),
           active_tasks=_task_ids_with_epochs(V.TaskIds, m), standby_tasks=_task_ids(V.TaskIds, a.standby),
           warmup_tasks=_task_ids(V.TaskIds, a.warmup),
           active_tasks_pending_revocation=_task_ids(V.TaskIds, p.active),
@@ -583,7 +584,7 @@ def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId,
 
 def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember:
     return old.replace(
-        member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch, state=MemberState.of(v.state),
+        member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch, state=STREAMS_MEMBER_STATE.decode(v.state),
         active_epochs=_epochs_from_ids(v.active_tasks, v.member_epoch),
         assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
                           warmup=tasks_from_ids(v.warmup_tasks)),
