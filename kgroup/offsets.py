@@ -8,6 +8,7 @@ rules (generation/member checks for classic groups, member epochs for KIP-848).
 """
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, OffsetCommitContext
 from kgroup.protocol import get, ms
-from kgroup.records import LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
+from kgroup.records import ZERO_UUID, LegacyOffsetCommit, OffsetCommit, OffsetCommitKey, OffsetCommitValue
 from kgroup.runtime import HANDLERS, Result, on_metadata_update, replays, simple_group
 
 if TYPE_CHECKING:
@@ -131,15 +132,19 @@ class OffsetStore:
 
 
 def offset_commit_record(group_id: str, topic: str, partition: int, offset: int, leader_epoch: int,
-                         metadata: str, now: int, expire_timestamp: int | None) -> OffsetCommit:
+                         metadata: str, now: int, expire_timestamp: int | None,
+                         topic_id: uuid.UUID | None = None) -> OffsetCommit:
     """The record Kafka writes for one committed partition: value v1 when an expire
-    timestamp was asked for (OffsetCommit v2-v4 retention), v3 otherwise."""
+    timestamp was asked for (OffsetCommit v2-v4 retention), v4 otherwise, carrying the topic id
+    the cluster's metadata held for the name (absent: the zero id, left out of the bytes), as
+    Kafka 4.4.0 writes it."""
     key = OffsetCommitKey(group=group_id, topic=topic, partition=partition)
     if expire_timestamp is not None:
         value = OffsetCommitValue(offset=offset, metadata=metadata, commit_timestamp=now, expire_timestamp=expire_timestamp)
         return OffsetCommit(key, value, version=1)
-    value = OffsetCommitValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata, commit_timestamp=now)
-    return OffsetCommit(key, value, version=3)
+    value = OffsetCommitValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata, commit_timestamp=now,
+                              topic_id=topic_id if topic_id is not None else ZERO_UUID)
+    return OffsetCommit(key, value, version=4)
 
 
 def offset_tombstone(group_id: str, topic: str, partition: int) -> OffsetCommit:
@@ -239,7 +244,7 @@ class OffsetsManager:
                             return self._refused(req, e, transactional)
                     records.append(offset_commit_record(
                         group_id, name, p.partition_index, p.committed_offset,
-                        get(p, "committed_leader_epoch", -1), metadata or "", now, expire))
+                        get(p, "committed_leader_epoch", -1), metadata or "", now, expire, self._topic_id(name)))
         return Result(self._commit_response(req, lambda t, p: errors.get((id(t), p), ErrorCode.none)), records)
 
     def _refused(self, req: Any, e: KafkaError, transactional: bool) -> Result:

@@ -26,13 +26,22 @@ def test_standalone_commit_every_version_creates_a_simple_group(coord, version):
     assert (g["group"], g["type"], g["state"]) == ("solo", "classic", "Empty")
 
 
-def test_commit_writes_offset_commit_v3_records_on_the_groups_partition(coord):
+# Kafka 4.4.0 (running broker): value v4, with the topic id the metadata held for the name
+def test_commit_writes_offset_commit_v4_records_with_the_topic_id_on_the_groups_partition(coord):
     commit(coord, "solo", {("orders", 2): 42}, metadata="m")
     (entry,) = list(coord.log)
     assert entry.partition == coord.partition_for("solo")
-    assert isinstance(entry.record, OffsetCommit) and entry.record.version == 3
+    assert isinstance(entry.record, OffsetCommit) and entry.record.version == 4
     v = entry.record.value
     assert (v.offset, v.leader_epoch, v.metadata, v.commit_timestamp) == (42, 4, "m", coord.now())
+    assert v.topic_id == coord.cluster.topic_id("orders")
+
+
+def test_a_commit_for_a_topic_the_cluster_does_not_know_carries_the_zero_topic_id(coord):
+    commit(coord, "solo", {("nowhere", 0): 1})
+    (entry,) = list(coord.log)
+    assert entry.record.version == 4 and entry.record.value.topic_id.int == 0
+    assert len(entry.record.encode()[1]) == 24     # the zero id is left out of the tagged fields
 
 
 def test_commit_with_retention_writes_value_v1_with_expire_timestamp(coord):

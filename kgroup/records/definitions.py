@@ -152,7 +152,10 @@ CONSUMER_GROUP_MEMBER_METADATA = RecordSchema(
             F("RebalanceTimeoutMs", "int32", default=-1),
             F("ServerAssignor", "string", nullable="0+"),
             # Set for members that joined with the classic protocol (KIP-848 upgrade path, 3.8).
-            F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=None),
+            # Kafka's schema gives no "null" default, so the default is an empty struct: Kafka 4.4.0
+            # writes the tag with null for every consumer-protocol member (01 00 01 00), and a
+            # record without the tag reads as the empty struct.
+            F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0),
             flexible="0+"),
 )
 

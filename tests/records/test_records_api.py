@@ -45,8 +45,10 @@ def test_defaults_follow_kafka():
     m = GroupMetadataValue.MemberMetadata()
     assert m.group_instance_id is None and m.rebalance_timeout == -1 and m.subscription == b""
     c = ConsumerGroupMemberMetadataValue()
-    # nullable strings without an explicit default start as "" (Kafka), tagged struct as None
-    assert c.instance_id == "" and c.classic_member_metadata is None and c.rebalance_timeout_ms == -1
+    # nullable strings without an explicit default start as "" (Kafka), the tagged struct as an
+    # empty one (Kafka 4.4.0's generated class: its schema has no "null" default)
+    assert c.instance_id == "" and c.classic_member_metadata == type(c.classic_member_metadata)()
+    assert c.rebalance_timeout_ms == -1
     assert StreamsGroupMetadataValue().validated_topology_epoch == -1
     a, b = StreamsGroupTopologyValue(), StreamsGroupTopologyValue()
     assert a.subtopologies == [] and a.subtopologies is not b.subtopologies

@@ -384,8 +384,11 @@ def partition_metadata_tombstone(group_id: str) -> Any:
 def member_from_value(member_id: str, old: ConsumerGroupMember | None, value: Any) -> ConsumerGroupMember:
     """A member updated with a ConsumerGroupMemberMetadataValue (Kafka's `Builder.updateWith`)."""
     classic = None
-    if value.classic_member_metadata is not None:
-        cm = value.classic_member_metadata
+    cm = value.classic_member_metadata
+    # absent from the bytes it reads as an empty struct (Kafka always writes the tag, null for a
+    # consumer-protocol member); an empty one is taken as no classic metadata, so logs written
+    # without the tag (kgroup before 4.4's bytes) still load
+    if cm is not None and (cm.session_timeout_ms or cm.supported_protocols):
         classic = ClassicMemberMetadata(cm.session_timeout_ms,
                                         tuple((p.name, bytes(p.metadata)) for p in cm.supported_protocols))
     base = old if old is not None else ConsumerGroupMember(member_id)
