@@ -12,7 +12,7 @@ from dataclasses import dataclass
 #: trunk as its group-coordinator tests stood in mid-2026, split by group type, after PR #22245
 #: (Streams static membership) and with KAFKA-20268 (groups start at epoch 1), KAFKA-20442 (an empty
 #: group's assignment epoch catches up) and KAFKA-19233 (a fenced member rejoins with epoch 0).
-KAFKA_REFERENCE = "Apache Kafka trunk, mid-2026 (after PR #22245)"
+KAFKA_REFERENCE = "Apache Kafka 4.4.0 (the running broker; its group-coordinator tests were ported from trunk after PR #22245)"
 #: What `profile="kip"` follows.
 SEEDS_REFERENCE = "the seeds: KIP-1071 with Kafka PR #22245, KIP-932, KIP-709, KIP-345"
 

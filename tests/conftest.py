@@ -2,6 +2,9 @@
 totals of pytest-xdist workers added up for the summary line."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections import Counter
 
 import pytest
@@ -17,6 +20,24 @@ def cluster() -> Cluster:
 @pytest.fixture
 def coord(cluster: Cluster) -> Coordinator:
     return Coordinator(cluster=cluster)
+
+
+def pytest_configure(config) -> None:
+    """The controller (or a run without xdist) picks where the Kafka oracle's one broker keeps
+    its state; the workers it starts inherit it (tests/oracle/conftest.py)."""
+    if not hasattr(config, "workerinput") and "KGROUP_ORACLE_STATE" not in os.environ:
+        os.environ["KGROUP_ORACLE_STATE"] = tempfile.mkdtemp(prefix="kgroup-oracle-")
+        os.environ["KGROUP_ORACLE_OWNER"] = str(os.getpid())
+
+
+def pytest_unconfigure(config) -> None:
+    """The controller stops the oracle's broker, if a worker started one."""
+    if hasattr(config, "workerinput") or os.environ.get("KGROUP_ORACLE_OWNER") != str(os.getpid()):
+        return
+    from kgroup.oracle.kafka import stop_shared_broker
+    state = os.environ.pop("KGROUP_ORACLE_STATE")
+    stop_shared_broker(state)
+    shutil.rmtree(state, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -384,8 +384,10 @@ class ClassicGroup(Group):
         return GroupMetadata(GroupMetadataKey(group=self.group_id), value, GROUP_METADATA_VALUE_VERSION)
 
     def empty_metadata_record(self, now: int) -> GroupMetadata:
-        """What Kafka writes when JoinGroup creates the group (newEmptyGroupMetadataRecord)."""
-        value = GroupMetadataValue(protocol_type=self.protocol_type or "", generation=0, protocol=None,
+        """What Kafka writes when JoinGroup creates the group (newEmptyGroupMetadataRecord): the
+        group as created, before its first member, so with no protocol type even when a static
+        member joined in the same request (Kafka 4.4.0's records)."""
+        value = GroupMetadataValue(protocol_type="", generation=0, protocol=None,
                                    leader=None, current_state_timestamp=now, members=[])
         return GroupMetadata(GroupMetadataKey(group=self.group_id), value, GROUP_METADATA_VALUE_VERSION)
 

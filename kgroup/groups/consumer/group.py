@@ -357,7 +357,9 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
         R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
         V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=CONSUMER_MEMBER_STATE.encode(m.state),
           assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
-          partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation)))
+          # Kafka 4.4.0 keeps the assignment epochs of the partitions being revoked too
+          partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation,
+                                                         with_epochs=True)))
 
 
 def current_assignment_tombstone(group_id: str, member_id: str) -> Any:

@@ -1,0 +1,362 @@
+"""The differential harness: one real-client scenario run against Apache Kafka and against
+`kgroup serve`, compared on what the clients saw, on the records each coordinator wrote, and on
+what Kafka's own tools print.
+
+    kafka = KafkaBroker().start()
+    result = compare(scenarios.CLASSIC_EAGER, kafka)   # runs it twice (Kafka, then kgroup serve)
+    result.differences          # [] when they agree
+    print(result.report())      # which step, which field, Kafka vs kgroup
+
+A scenario is a function of one `Run`: it drives real clients at `run.bootstrap`, names its groups
+and topics with `run.name(...)` (the same names on both endpoints, fresh on every comparison) and
+writes what the clients saw with `run.saw(step, value)`. Only what is legitimately random is
+normalised away: member ids, topic ids, hosts, timestamps, and the metadata hash built on topic ids.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgroup.oracle.kafka import KafkaBroker
+
+#: JSON keys whose values are wall-clock times (kept only when 0 or -1, which mean something)
+TIME_KEYS = frozenset({"commitTimestamp", "expireTimestamp", "currentStateTimestamp", "assignmentTimestamp",
+                       "createTimestamp", "writeTimestamp", "creationTimeMs", "lastAssignmentTimestamp"})
+#: JSON keys holding member ids (and the classic leader, which is one)
+MEMBER_KEYS = frozenset({"memberId", "leader"})
+#: JSON keys holding topic ids
+TOPIC_ID_KEYS = frozenset({"topicId"})
+#: hashes over topic ids (random per cluster): equal only in being set or not
+HASH_KEYS = frozenset({"metadataHash"})
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A script of real-client actions (`run(Run)`), and the group types it touches."""
+
+    name: str
+    description: str
+    run: Callable[["Run"], None]
+    #: "kgroup" profiles it is compared under (seed-silent scenarios: both)
+    profiles: tuple[str, ...] = ("kafka", "kip")
+    #: a difference the oracle found that kgroup does not follow yet (the comparison is then
+    #: expected to fail, and a test says so while it does)
+    known_difference: str | None = None
+
+
+@dataclass
+class Run:
+    """One scenario on one endpoint: where to connect, how to name things, what was seen."""
+
+    endpoint: str          # "kafka" or "kgroup"
+    bootstrap: str
+    token: str
+    tools: KafkaBroker | None = None
+    seen: list[tuple[str, Any]] = field(default_factory=list)
+    groups: set[str] = field(default_factory=set)
+
+    def name(self, base: str, group: bool = False) -> str:
+        """A name unique to this comparison (the same on both endpoints); `group`: remember it as
+        one of the scenario's groups, whose records are compared."""
+        full = f"{base}-{self.token}"
+        if group:
+            self.groups.add(full)
+        return full
+
+    def group(self, base: str) -> str:
+        return self.name(base, group=True)
+
+    def saw(self, step: str, value: Any) -> None:
+        """Record what the clients saw at `step` (plain data; normalised before comparing)."""
+        self.seen.append((step, value))
+
+    def tool(self, step: str, kind: str, *args: str) -> str:
+        """Run one of Kafka's group tools against this endpoint and record its table at `step`."""
+        if self.tools is None:
+            return ""
+        out = self.tools.group_tool(kind, *args, bootstrap=self.bootstrap, check=False)
+        self.saw(step, normalise_table(out))
+        return out
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where Kafka and kgroup disagree."""
+
+    aspect: str     # "clients saw", "records", "Kafka's decoder", "Kafka's tools"
+    where: str      # the step, or group and record number
+    kafka: Any
+    kgroup: Any
+
+    def __str__(self) -> str:
+        return f"[{self.aspect}] {self.where}\n  Kafka:  {self.kafka}\n  kgroup: {self.kgroup}"
+
+
+@dataclass
+class Comparison:
+    scenario: str
+    profile: str
+    kafka: Run
+    kgroup: Run
+    kafka_records: dict[str, list[dict]]
+    kgroup_records: dict[str, list[dict]]
+    differences: list[Difference]
+    #: aspect -> "equal" / "differs"
+    verdicts: dict[str, str]
+
+    def report(self) -> str:
+        if not self.differences:
+            return f"{self.scenario} ({self.profile}): Kafka and kgroup agree"
+        head = f"{self.scenario} ({self.profile}): {len(self.differences)} difference(s)"
+        return "\n".join([head, *(str(d) for d in self.differences)])
+
+
+# -- normalisation ------------------------------------------------------------------------
+class _Names:
+    """Random values renamed by first appearance: the first member id seen is M1, and so on."""
+
+    def __init__(self) -> None:
+        self.maps: dict[str, dict[Any, str]] = {}
+
+    def __call__(self, kind: str, value: Any) -> str:
+        m = self.maps.setdefault(kind, {})
+        if value not in m:
+            m[value] = f"{kind}{len(m) + 1}"
+        return m[value]
+
+
+def normalise(value: Any, names: _Names | None = None) -> Any:
+    """Plain data with member ids, topic ids, times and hashes replaced by stable stand-ins."""
+    names = names if names is not None else _Names()
+
+    def walk(v: Any, key: str | None = None) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x, k) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x, key) for x in v]
+        if key in TIME_KEYS and isinstance(v, int) and v not in (0, -1):
+            return "<time>"
+        if key in MEMBER_KEYS and isinstance(v, str) and v:
+            return names("M", v)
+        if key in TOPIC_ID_KEYS and isinstance(v, str):
+            return names("T", v)
+        if key in HASH_KEYS and isinstance(v, int):
+            return "<hash>" if v else 0
+        return v
+    return walk(value)
+
+
+#: a Kafka tool's columns whose values are random (member ids, the endpoint's address)
+RANDOM_COLUMNS = {"CONSUMER-ID": "<member>", "MEMBER-ID": "<member>", "COORDINATOR": "<coordinator>"}
+
+
+def normalise_table(text: str) -> list[list[str]]:
+    """A Kafka tool's table as rows of cells: random columns (`RANDOM_COLUMNS`) blanked and the
+    rows under each header sorted, since Kafka lists members in the order of a hash map keyed by
+    their (random) ids. Blank lines are dropped."""
+    out: list[list[str]] = []
+    header: list[str] | None = None
+    block: list[list[str]] = []
+
+    def flush() -> None:
+        out.extend(sorted(block))
+        block.clear()
+    for line in text.splitlines():
+        cells = line.split()
+        if not cells:
+            continue
+        if cells[0] == "GROUP" or cells[0] == "GROUP-ID":
+            flush()
+            header = cells
+            out.append(cells)
+            continue
+        if header is not None and len(cells) == len(header):
+            cells = [RANDOM_COLUMNS.get(h, c) for h, c in zip(header, cells)]
+        block.append(cells)
+    flush()
+    return out
+
+
+def group_of_key(key: Mapping[str, Any]) -> str | None:
+    data = key.get("data", {})
+    return data.get("groupId", data.get("group"))
+
+
+def records_by_group(entries: Iterable[Any], groups: set[str]) -> dict[str, list[dict]]:
+    """The records of `groups` (as Kafka's JSON, key and value) in log order, per group, with
+    random values renamed: a member is named after its client id, so runs of member records that
+    Kafka writes in hash-map order of member ids can be put in one order."""
+    out: dict[str, list[dict]] = {g: [] for g in sorted(groups)}
+    for e in entries:
+        record = getattr(e, "record", None)
+        if record is None:
+            continue
+        doc = json.loads(record.to_json())
+        g = group_of_key(doc["key"])
+        if g in out:
+            out[g].append(doc)
+    result = {}
+    for g, docs in out.items():
+        names = _member_names(docs)
+        normalised = [normalise(doc, names) for doc in docs]
+        for d in normalised:
+            # a classic group's members in Kafka's hash-map order of their random ids
+            members = ((d.get("value") or {}).get("data") or {}).get("members")
+            if isinstance(members, list) and members and isinstance(members[0], dict):
+                members.sort(key=lambda m: json.dumps(m, sort_keys=True))
+        result[g] = _in_canonical_order(normalised)
+    return result
+
+
+def _member_names(docs: list[dict]) -> _Names:
+    """Member ids named "M:<client id>" (then "#2", ... for a client id seen with another member
+    id), in the order the records introduce them; other random values by first appearance."""
+    names = _Names()
+    seen: dict[str, int] = {}
+    member_map = names.maps.setdefault("M", {})
+
+    def name(member_id: str, client_id: str) -> None:
+        if member_id and member_id not in member_map:
+            seen[client_id] = seen.get(client_id, 0) + 1
+            member_map[member_id] = f"M:{client_id}" + (f"#{seen[client_id]}" if seen[client_id] > 1 else "")
+    for d in docs:
+        value = (d.get("value") or {}).get("data") or {}
+        if "clientId" in value and "memberId" in d["key"]["data"]:
+            name(d["key"]["data"]["memberId"], value["clientId"])
+        for m in value.get("members", []) or []:
+            if isinstance(m, dict) and "memberId" in m:
+                name(m["memberId"], m.get("clientId", ""))
+    return names
+
+
+def _in_canonical_order(docs: list[dict]) -> list[dict]:
+    """Consecutive records of one member-keyed type sorted: Kafka writes such a run (target
+    assignments, tombstones of a group's members) in hash-map order of the members' ids."""
+    out: list[dict] = []
+    i = 0
+    while i < len(docs):
+        j = i
+        t = docs[i]["key"]["type"]
+        while j < len(docs) and docs[j]["key"]["type"] == t and "memberId" in docs[j]["key"]["data"]:
+            j += 1
+        if j - i > 1:
+            out.extend(sorted(docs[i:j], key=lambda d: json.dumps(d, sort_keys=True)))
+            i = j
+        else:
+            out.append(docs[i])
+            i += 1
+    return out
+
+
+# -- running ------------------------------------------------------------------------------
+def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
+            check_decoder: bool = True) -> Comparison:
+    """Run `scenario` against `kafka` and against a fresh `kgroup serve` (under `profile`), then
+    compare the two runs; the result lists every difference."""
+    from kgroup.coordinator import Coordinator
+    from kgroup.cluster import Cluster
+    from kgroup.dumps import read_dump
+    from kgroup.serve import Server
+
+    token = secrets.token_hex(3)
+    k_run = Run("kafka", kafka.bootstrap, token, tools=kafka)
+    scenario.run(k_run)
+    server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True).start()
+    try:
+        g_run = Run("kgroup", server.bootstrap, token, tools=kafka)
+        scenario.run(g_run)
+        kgroup_entries = server.call(lambda: list(server.coordinator.log))
+        with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
+            server.call(lambda: server.coordinator.log.write(tmp))
+            kgroup_files = sorted(Path(tmp).glob("__consumer_offsets-*/*.log"))
+            decoder_diffs = _decoder_differences(kafka, kgroup_files, "kgroup's segments") if check_decoder else []
+    finally:
+        server.stop()
+    with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
+        # a copy: the shared broker keeps writing while the two decoders read
+        kafka_files = [_copy_segment(f, Path(tmp)) for f in kafka.segments()]
+        kafka_entries = list(read_dump(kafka_files, topic="__consumer_offsets"))
+        if check_decoder:
+            decoder_diffs += _decoder_differences(kafka, kafka_files, "Kafka's segments", groups=k_run.groups)
+    groups = k_run.groups | g_run.groups
+    k_records = records_by_group(kafka_entries, groups)
+    g_records = records_by_group(kgroup_entries, groups)
+
+    diffs: list[Difference] = []
+    tools_diffs: list[Difference] = []
+    for d in _seen_differences(k_run.seen, g_run.seen):
+        (tools_diffs if isinstance(d.kafka, list) and d.kafka and isinstance(d.kafka[0], list)
+         else diffs).append(d)
+    record_diffs = _record_differences(k_records, g_records)
+    verdicts = {"clients saw": "equal" if not diffs else "differs",
+                "records": "equal" if not record_diffs else "differs",
+                "Kafka's decoder": ("equal" if not decoder_diffs else "differs") if check_decoder else "not run",
+                "Kafka's tools": "equal" if not tools_diffs else "differs"}
+    return Comparison(scenario.name, profile, k_run, g_run, k_records, g_records,
+                      diffs + tools_diffs + record_diffs + decoder_diffs, verdicts)
+
+
+def _copy_segment(f: Path, into: Path) -> Path:
+    target = into / f.parent.name / f.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(f, target)
+    return target
+
+
+def _seen_differences(kafka: list[tuple[str, Any]], kgroup: list[tuple[str, Any]]) -> list[Difference]:
+    out = []
+    k_steps, g_steps = [s for s, _ in kafka], [s for s, _ in kgroup]
+    if k_steps != g_steps:
+        out.append(Difference("clients saw", "the steps taken", k_steps, g_steps))
+    for (step, kv), (_, gv) in zip(kafka, kgroup):
+        kv, gv = normalise(kv), normalise(gv)
+        if kv != gv:
+            out.append(Difference("clients saw", step, kv, gv))
+    return out
+
+
+def _record_differences(kafka: dict[str, list[dict]], kgroup: dict[str, list[dict]]) -> list[Difference]:
+    out = []
+    for g in kafka:
+        k_lines = [json.dumps(d, sort_keys=False) for d in kafka[g]]
+        g_lines = [json.dumps(d, sort_keys=False) for d in kgroup.get(g, [])]
+        if k_lines == g_lines:
+            continue
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=k_lines, b=g_lines, autojunk=False).get_opcodes():
+            if tag == "equal":
+                continue
+            out.append(Difference("records", f"group {g}, Kafka's records {i1}-{i2 - 1} / kgroup's {j1}-{j2 - 1} ({tag})",
+                                  k_lines[i1:i2], g_lines[j1:j2]))
+    return out
+
+
+def _decoder_differences(kafka: KafkaBroker, files: list[Path], what: str,
+                         groups: set[str] | None = None) -> list[Difference]:
+    """Kafka's DumpLogSegments and `kgroup dump decode --format dump-log` over the same files."""
+    if not files:
+        return []
+    try:
+        theirs = kafka.dump_log(files)
+    except RuntimeError as e:
+        return [Difference("Kafka's decoder", f"Kafka's dump tool over {what}", str(e), "(readable)")]
+    proc = subprocess.run([sys.executable, "-m", "kgroup", "dump", "decode", *map(str, files), "--format", "dump-log"],
+                          capture_output=True, text=True)
+    ours = proc.stdout
+    if theirs == ours:
+        return []
+    k_lines, g_lines = theirs.splitlines(), ours.splitlines()
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=k_lines, b=g_lines, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.append(Difference("Kafka's decoder", f"{what}, kafka-dump-log lines {i1 + 1}-{i2} ({tag})",
+                                  k_lines[i1:i2], g_lines[j1:j2]))
+    return out

@@ -1,0 +1,260 @@
+"""Real-client scenarios for the differential harness (`kgroup.oracle.compare`).
+
+Each is run once against Apache Kafka and once against `kgroup serve`; it drives unmodified
+clients (librdkafka through confluent-kafka, kafka-python) and records what they saw. Names come
+from `run.name` / `run.group`, so the two runs write the same keys. Needs the `serve` extra.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kgroup.oracle.compare import Run, Scenario
+
+#: how long one wait inside a scenario may take before it fails (loopback; generous for 2 cores)
+WAIT_S = 45.0
+_QUIET = {"log.connection.close": False, "log_level": 3}
+
+
+def _ck():
+    import confluent_kafka
+    return confluent_kafka
+
+
+def admin(run: Run):
+    from confluent_kafka.admin import AdminClient
+    return AdminClient({"bootstrap.servers": run.bootstrap, **_QUIET})
+
+
+def topic(run: Run, base: str, partitions: int, records: int = 0) -> str:
+    """Create a topic (CreateTopics, replication factor 1) and produce `records` records spread
+    round-robin over its partitions; returns its name."""
+    from confluent_kafka.admin import NewTopic
+    name = run.name(base)
+    a = admin(run)   # kept until the futures are done: the handle's end fails them
+    for f in a.create_topics([NewTopic(name, partitions, 1)]).values():
+        f.result(timeout=WAIT_S)
+    if records:
+        p = _ck().Producer({"bootstrap.servers": run.bootstrap, **_QUIET})
+        for i in range(records):
+            p.produce(name, key=b"k%d" % i, value=b"v%d" % i, partition=i % partitions)
+        assert p.flush(WAIT_S) == 0, "records not delivered"
+    return name
+
+
+def consumer(run: Run, group: str, client_id: str, **conf: Any):
+    """A librdkafka consumer; classic protocol, range, no auto commit unless `conf` says otherwise."""
+    base = {"bootstrap.servers": run.bootstrap, "group.id": group, "client.id": client_id,
+            "auto.offset.reset": "earliest", "enable.auto.commit": False, **_QUIET}
+    return _ck().Consumer({**base, **conf})
+
+
+def assignment(c) -> list[list]:
+    return sorted([tp.topic, tp.partition] for tp in c.assignment())
+
+
+def poll_until(consumers: Iterable[Any], done: Callable[[], bool], what: str, timeout: float = WAIT_S) -> dict:
+    """Poll every consumer in turn until `done()`; returns records consumed per consumer (key:
+    its position in `consumers`). Fails with `what` after `timeout` seconds."""
+    consumers = list(consumers)
+    got: dict[int, list] = {i: [] for i in range(len(consumers))}
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        for i, c in enumerate(consumers):
+            m = c.poll(0.1)
+            if m is not None and m.error() is None:
+                got[i].append((m.topic(), m.partition(), m.offset()))
+    return got
+
+
+def read_records(c, n: int, timeout: float = WAIT_S) -> set:
+    """Poll `c` until it has read `n` distinct records; returns (topic, partition, offset)s."""
+    read: set = set()
+    deadline = time.monotonic() + timeout
+    while len(read) < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"read {len(read)} of {n} records in {timeout:.0f} s")
+        m = c.poll(0.1)
+        if m is not None and m.error() is None:
+            read.add((m.topic(), m.partition(), m.offset()))
+    return read
+
+
+def committed(c, topic_name: str, partitions: int) -> dict:
+    tps = [_ck().TopicPartition(topic_name, p) for p in range(partitions)]
+    return {tp.partition: tp.offset for tp in c.committed(tps, timeout=WAIT_S)}
+
+
+def _partition_all(consumers: list, total: int) -> Callable[[], bool]:
+    """Every consumer holds something, and together exactly `total` partitions, none twice."""
+    def done() -> bool:
+        held = [tuple(x) for c in consumers for x in assignment(c)]
+        return all(c.assignment() for c in consumers) and len(held) == total == len(set(held))
+    return done
+
+
+# -- classic groups ----------------------------------------------------------------------
+def classic_group(run: Run, strategy: str) -> None:
+    orders = topic(run, "orders", 3, records=30)
+    g = run.group(f"classic-{strategy}")
+    conf = {"partition.assignment.strategy": strategy}
+    c1 = consumer(run, g, "c1", **conf)
+    c1.subscribe([orders])
+    read = read_records(c1, 30)
+    run.saw("c1 alone: assignment", assignment(c1))
+    run.saw("c1 alone: records read", len(read))
+    c1.commit(asynchronous=False)
+    run.saw("c1 committed", committed(c1, orders, 3))
+    c2 = consumer(run, g, "c2", **conf)
+    c2.subscribe([orders])
+    poll_until([c1, c2], _partition_all([c1, c2], 3), "c1 and c2 to share orders-0..2")
+    run.saw("c2 joined: assignments", {"c1": assignment(c1), "c2": assignment(c2)})
+    run.tool("c2 joined: kafka-consumer-groups --describe --members", "consumer",
+             "--describe", "--group", g, "--members")
+    c2.close()
+    poll_until([c1], _partition_all([c1], 3), "c1 to hold orders-0..2 again")
+    run.saw("c2 left: assignment", assignment(c1))
+    c1.commit(offsets=[_ck().TopicPartition(orders, 0, 7)], asynchronous=False)
+    run.saw("c1 committed orders-0 at 7", committed(c1, orders, 3))
+    c1.close()
+    run.tool("all left: kafka-consumer-groups --describe --offsets", "consumer",
+             "--describe", "--group", g, "--offsets")
+
+
+def _classic_eager(run: Run) -> None:
+    classic_group(run, "range")
+
+
+def _classic_cooperative(run: Run) -> None:
+    classic_group(run, "cooperative-sticky")
+
+
+CLASSIC_EAGER = Scenario("classic-eager", "two classic consumers (range, eager): join, share, one leaves; commits",
+                         _classic_eager)
+CLASSIC_COOPERATIVE = Scenario("classic-cooperative",
+                               "the same with cooperative-sticky (incremental rebalances)", _classic_cooperative)
+
+
+# -- KIP-848 consumer groups -------------------------------------------------------------
+def _kip848_join_leave(run: Run) -> None:
+    orders = topic(run, "orders", 4, records=40)
+    g = run.group("kip848")
+    conf = {"group.protocol": "consumer"}
+    c1 = consumer(run, g, "c1", **conf)
+    c1.subscribe([orders])
+    poll_until([c1], _partition_all([c1], 4), "c1 to own orders-0..3")
+    run.saw("c1 alone: assignment", assignment(c1))
+    c2 = consumer(run, g, "c2", **conf)
+    c2.subscribe([orders])
+    poll_until([c1, c2], _partition_all([c1, c2], 4), "c1 and c2 to share orders-0..3")
+    run.saw("c2 joined: sizes", sorted([len(c1.assignment()), len(c2.assignment())]))
+    run.tool("c2 joined: kafka-consumer-groups --describe --members", "consumer",
+             "--describe", "--group", g, "--members")
+    for c in (c1, c2):
+        c.commit(offsets=[_ck().TopicPartition(t, p, 5 + p) for t, p in assignment(c)], asynchronous=False)
+    run.saw("both committed", committed(c1, orders, 4))
+    c2.close()
+    poll_until([c1], _partition_all([c1], 4), "c1 to own orders-0..3 again")
+    run.saw("c2 left: assignment", assignment(c1))
+    c1.close()
+    run.tool("all left: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g, "--state")
+
+
+KIP848_JOIN_LEAVE = Scenario("kip848-join-leave", "two KIP-848 consumers join one by one, then one leaves",
+                             _kip848_join_leave,
+                             # under kip a target assignment is computed at every epoch bump
+                             # (profile flag assignment_batching), so the records differ there
+                             profiles=("kafka",))
+
+
+# -- KIP-345 static membership -----------------------------------------------------------
+def _static_restart(run: Run) -> None:
+    orders = topic(run, "orders", 4, records=8)
+    g = run.group("static")
+    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
+    s1.subscribe([orders])
+    # s1 forms the group alone first: which of two JoinGroups that arrive together Kafka makes
+    # the leader depends on timing (seen both ways), so the leader is made certain
+    poll_until([s1], _partition_all([s1], 4), "s1 to own orders-0..3")
+    s2 = consumer(run, g, "s2", **{"group.instance.id": "s2"})
+    s2.subscribe([orders])
+    poll_until([s1, s2], _partition_all([s1, s2], 4), "s1 and s2 to share orders-0..3")
+    before = {"s1": assignment(s1), "s2": assignment(s2)}
+    run.saw("s1 and s2 joined", before)
+    s1.close()   # a static member leaves no LeaveGroup: its partitions wait for it
+    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
+    s1.subscribe([orders])
+    poll_until([s1, s2], _partition_all([s1, s2], 4), "the restarted s1 to get its partitions back")
+    run.saw("s1 restarted: assignments (no rebalance: the same)", {"s1": assignment(s1), "s2": assignment(s2)})
+    run.tool("s1 restarted: kafka-consumer-groups --describe --members --verbose", "consumer",
+             "--describe", "--group", g, "--members", "--verbose")
+    s1.close()
+    s2.close()
+
+
+STATIC_RESTART = Scenario("kip345-static-restart",
+                          "two static classic consumers; one restarts with its instance id: no rebalance",
+                          _static_restart)
+
+
+# -- offsets ------------------------------------------------------------------------------
+def _kip709_batched_fetch(run: Run) -> None:
+    from kafka import KafkaAdminClient
+    orders = topic(run, "orders", 2)
+    groups = [run.group(f"batch{i}") for i in range(3)]
+    ck = _ck()
+    for i, g in enumerate(groups[:2]):
+        c = consumer(run, g, f"committer{i}")
+        c.commit(offsets=[ck.TopicPartition(orders, 0, 10 * (i + 1)), ck.TopicPartition(orders, 1, 5)],
+                 asynchronous=False)
+        c.close()
+    a = KafkaAdminClient(bootstrap_servers=run.bootstrap, client_id="batcher")
+    try:
+        answer = a.list_group_offsets({g: None for g in groups})
+    finally:
+        a.close()
+    run.saw("one batched OffsetFetch", {g.rsplit("-", 1)[0]: sorted((tp.partition, om.offset)
+                                                                     for tp, om in answer[g].items())
+                                        for g in groups})
+
+
+KIP709_BATCHED_FETCH = Scenario("kip709-batched-fetch",
+                                "two groups commit; kafka-python fetches three groups' offsets in one request",
+                                _kip709_batched_fetch)
+
+
+def _offsets_delete(run: Run) -> None:
+    orders = topic(run, "orders", 2)
+    g = run.group("deleted")
+    ck = _ck()
+    c = consumer(run, g, "committer")
+    c.commit(offsets=[ck.TopicPartition(orders, 0, 3), ck.TopicPartition(orders, 1, 4)], asynchronous=False)
+    c.close()
+    from kafka import KafkaAdminClient
+    from kafka.structs import TopicPartition
+    a = KafkaAdminClient(bootstrap_servers=run.bootstrap, client_id="deleter")
+    try:
+        run.saw("OffsetDelete answer", {tp.partition: str(err) for tp, err in
+                                        a.delete_group_offsets(g, [TopicPartition(orders, 1)]).items()})
+        run.saw("after OffsetDelete", sorted(committed_fresh(run, g, orders, 2).items()))
+        run.saw("DeleteGroups answer", {k.rsplit("-", 1)[0]: str(v) for k, v in a.delete_groups([g]).items()})
+    finally:
+        a.close()
+    run.saw("after DeleteGroups", sorted(committed_fresh(run, g, orders, 2).items()))
+
+
+def committed_fresh(run: Run, g: str, topic_name: str, partitions: int) -> dict:
+    c = consumer(run, g, "reader")
+    try:
+        return committed(c, topic_name, partitions)
+    finally:
+        c.close()
+
+
+OFFSETS_DELETE = Scenario("offsets-delete", "a simple group commits; OffsetDelete of one partition; DeleteGroups",
+                          _offsets_delete)
+
+ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, KIP709_BATCHED_FETCH, OFFSETS_DELETE]
