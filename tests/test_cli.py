@@ -24,8 +24,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def corrupt_copy(tmp_path: Path, name: str = "transactions", at: int = 400) -> Path:
-    """A copy of a sample with one byte flipped inside its fourth batch (bytes 366-487)."""
+def corrupt_copy(tmp_path: Path, name: str = "transactions", at: int = 480) -> Path:
+    """A copy of a sample with one byte flipped inside its third batch (bytes 442-582, offset 4)."""
     target = tmp_path / name
     shutil.copytree(SAMPLES / name, target)
     seg = next(target.glob("__consumer_offsets-*/*.log"))
@@ -66,7 +66,7 @@ def test_a_corrupt_segment_reports_file_and_byte_and_prints_every_good_record(ca
     code, out, err = run(capsys, "dump", "decode", str(path))
     assert code == 1
     seg = next(path.glob("__consumer_offsets-*/*.log"))
-    assert f"{seg} @ byte 366: corrupt span of 122 bytes" in err
+    assert f"{seg} @ byte 442: corrupt span of 141 bytes" in err
     assert "every readable record was printed" in err
     good = [json.loads(line) for line in (SAMPLES / "transactions.console.jsonl").read_text().splitlines()]
     # the damaged batch held one record (offset 4: payments-1 = 25); everything else is printed
@@ -74,7 +74,7 @@ def test_a_corrupt_segment_reports_file_and_byte_and_prints_every_good_record(ca
     assert len(expected) == len(good) - 1
     assert [json.loads(line) for line in out.splitlines()] == expected
     code, out, err = run(capsys, "dump", "decode", str(path), "--format", "dump-log")
-    assert code == 1 and "@ byte 366" in err
+    assert code == 1 and "@ byte 442" in err
     assert out.count("\n| offset: ") == 8 and "| offset: 4 " not in out and "| offset: 5 " in out
 
 
@@ -228,7 +228,7 @@ def test_stats_of_a_corrupt_dump_lists_the_problem(capsys, tmp_path):
     assert code == 1
     s = json.loads(out)
     assert s["report"]["corrupt_spans"] == 1 and s["report"]["entries"] == 8
-    assert len(s["problems"]) == 1 and "@ byte 366" in s["problems"][0] and "@ byte 366" in err
+    assert len(s["problems"]) == 1 and "@ byte 442" in s["problems"][0] and "@ byte 442" in err
 
 
 # ------------------------------------------------------------------------------ describe
@@ -281,7 +281,7 @@ def test_describe_an_unknown_group(capsys):
 
 def test_describe_reports_dump_problems_and_what_it_could_not_replay(capsys, tmp_path):
     code, out, err = run(capsys, "dump", "describe", str(corrupt_copy(tmp_path)))
-    assert code == 1 and "@ byte 366" in err and "every readable record was replayed" in err
+    assert code == 1 and "@ byte 442" in err and "every readable record was replayed" in err
     assert "payments  1          20" in out  # the plain commit of 25 was in the damaged batch
 
 
