@@ -59,6 +59,14 @@ class Profile:
     streams_internal_topic_progress: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
+    #: Share: the durable-state write of an acknowledgement carries the SPSO it moves to (kip:
+    #: KIP-932's table, "Acknowledge 100-109: SPSO=110") vs the SPSO before it, with the
+    #: acknowledged batches; the move is written with the next change (kafka 4.4.0's records).
+    share_ack_write_carries_new_spso: bool
+    #: Share: a leader that finds no start offset writes the one share.auto.offset.reset gave at
+    #: once (kip: KIP-932's table starts from a durable "SPSO=100") vs with the first change (kafka
+    #: 4.4.0's records: a leader that moves before then computes it again).
+    share_reset_spso_written_at_load: bool
     #: Share: the simple assignor gives every member all partitions of its subscribed topics (kip)
     #: vs Kafka's SimpleAssignor, which hashes members onto partitions and spreads the rest (kafka).
     share_assign_all_partitions_to_all_members: bool
@@ -109,6 +117,8 @@ KIP = Profile(
     streams_bump_on_every_assignment_config=True,
     streams_internal_topic_progress=True,
     share_archive_acquired_below_spso=True,
+    share_ack_write_carries_new_spso=True,
+    share_reset_spso_written_at_load=True,
     share_assign_all_partitions_to_all_members=True,
     share_assign_initialized_only=False,
     share_empty_group_expires=True,
@@ -137,6 +147,8 @@ KAFKA = Profile(
     streams_bump_on_every_assignment_config=False,
     streams_internal_topic_progress=False,
     share_archive_acquired_below_spso=False,
+    share_ack_write_carries_new_spso=False,
+    share_reset_spso_written_at_load=False,
     share_assign_all_partitions_to_all_members=False,
     share_assign_initialized_only=True,
     share_empty_group_expires=False,

@@ -274,19 +274,31 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     try:
         g_run = Run("kgroup", server.bootstrap, token, tools=kafka)
         scenario.run(g_run)
-        kgroup_entries = server.call(lambda: list(server.coordinator.log))
+        def logged() -> list:
+            c = server.coordinator
+            return [*c.log, *(e for log in c.logs.values() for e in log)]
+        kgroup_entries = server.call(logged)
+        decoder_diffs: list[Difference] = []
         with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
-            server.call(lambda: server.coordinator.log.write(tmp))
-            kgroup_files = sorted(Path(tmp).glob("__consumer_offsets-*/*.log"))
-            decoder_diffs = _decoder_differences(kafka, kgroup_files, "kgroup's segments") if check_decoder else []
+            def write() -> None:
+                server.coordinator.log.write(tmp)
+                for log in server.coordinator.logs.values():
+                    log.write(tmp)
+            server.call(write)
+            for topic, decoder in LOGS.items():
+                files = sorted(Path(tmp).glob(f"{topic}-*/*.log"), key=_partition_order)
+                if check_decoder:
+                    decoder_diffs += _decoder_differences(kafka, files, f"kgroup's {topic} segments", decoder)
     finally:
         server.stop()
+    kafka_entries = []
     with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
         # a copy: the shared broker keeps writing while the two decoders read
-        kafka_files = [_copy_segment(f, Path(tmp)) for f in kafka.segments()]
-        kafka_entries = list(read_dump(kafka_files, topic="__consumer_offsets"))
-        if check_decoder:
-            decoder_diffs += _decoder_differences(kafka, kafka_files, "Kafka's segments", groups=k_run.groups)
+        for topic, decoder in LOGS.items():
+            files = [_copy_segment(f, Path(tmp)) for f in kafka.segments(topic)]
+            kafka_entries += list(read_dump(files, topic=topic)) if files else []
+            if check_decoder:
+                decoder_diffs += _decoder_differences(kafka, files, f"Kafka's {topic} segments", decoder)
     groups = k_run.groups | g_run.groups
     k_records = records_by_group(kafka_entries, groups)
     g_records = records_by_group(kgroup_entries, groups)
@@ -303,6 +315,14 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
                 "Kafka's tools": "equal" if not tools_diffs else "differs"}
     return Comparison(scenario.name, profile, k_run, g_run, k_records, g_records,
                       diffs + tools_diffs + record_diffs + decoder_diffs, verdicts)
+
+
+#: the coordinators' logs compared, and the decoder Kafka's dump tool reads each with
+LOGS = {"__consumer_offsets": "offsets", "__share_group_state": "share"}
+
+
+def _partition_order(f: Path) -> int:
+    return int(f.parent.name.rsplit("-", 1)[1])
 
 
 def _copy_segment(f: Path, into: Path) -> Path:
@@ -339,13 +359,12 @@ def _record_differences(kafka: dict[str, list[dict]], kgroup: dict[str, list[dic
     return out
 
 
-def _decoder_differences(kafka: KafkaBroker, files: list[Path], what: str,
-                         groups: set[str] | None = None) -> list[Difference]:
+def _decoder_differences(kafka: KafkaBroker, files: list[Path], what: str, decoder: str = "offsets") -> list[Difference]:
     """Kafka's DumpLogSegments and `kgroup dump decode --format dump-log` over the same files."""
     if not files:
         return []
     try:
-        theirs = kafka.dump_log(files)
+        theirs = kafka.dump_log(files, decoder)
     except RuntimeError as e:
         return [Difference("Kafka's decoder", f"Kafka's dump tool over {what}", str(e), "(readable)")]
     proc = subprocess.run([sys.executable, "-m", "kgroup", "dump", "decode", *map(str, files), "--format", "dump-log"],

@@ -257,4 +257,63 @@ def committed_fresh(run: Run, g: str, topic_name: str, partitions: int) -> dict:
 OFFSETS_DELETE = Scenario("offsets-delete", "a simple group commits; OffsetDelete of one partition; DeleteGroups",
                           _offsets_delete)
 
-ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, KIP709_BATCHED_FETCH, OFFSETS_DELETE]
+# -- KIP-932 share groups ----------------------------------------------------------------
+def set_group_config(run: Run, group: str, name: str, value: str) -> None:
+    """IncrementalAlterConfigs SET on a GROUP resource (e.g. share.auto.offset.reset)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+    entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+    a = admin(run)
+    for f in a.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
+                                                         incremental_configs=[entry])]).values():
+        f.result(timeout=WAIT_S)
+
+
+def share_consumer(run: Run, group: str, client_id: str, **conf: Any):
+    return _ck().ShareConsumer({"bootstrap.servers": run.bootstrap, "group.id": group, "client.id": client_id,
+                                "share.acknowledgement.mode": "explicit", **_QUIET, **conf})
+
+
+def share_fetch(c, n: int, timeout: float = WAIT_S) -> list:
+    """Poll a share consumer until it has `n` records; returns them."""
+    got: list = []
+    deadline = time.monotonic() + timeout
+    while len(got) < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"got {len(got)} of {n} records in {timeout:.0f} s")
+        got += [m for m in c.poll(0.5) if m.error() is None]
+    return got
+
+
+def _share_explicit(run: Run) -> None:
+    tasks = topic(run, "tasks", 1, records=6)
+    g = run.group("share")
+    # a share group starts at the latest offset unless its config says otherwise (KIP-932)
+    set_group_config(run, g, "share.auto.offset.reset", "earliest")
+    ack = _ck().AcknowledgeType
+    w = share_consumer(run, g, "w1")
+    w.subscribe([tasks])
+    first = share_fetch(w, 6)
+    run.saw("first delivery: (offset, delivery count)", sorted((m.offset(), m.delivery_count()) for m in first))
+    verdict = {2: ack.RELEASE, 4: ack.REJECT}
+    for m in first:
+        w.acknowledge(m, verdict.get(m.offset(), ack.ACCEPT))
+    w.commit_sync()
+    again = share_fetch(w, 1)
+    run.saw("released offset 2 comes again", sorted((m.offset(), m.delivery_count()) for m in again))
+    for m in again:
+        w.acknowledge(m)
+    w.commit_sync()
+    run.tool("kafka-share-groups --describe", "share", "--describe", "--group", g)
+    run.tool("kafka-share-groups --describe --members", "share", "--describe", "--group", g, "--members")
+    w.close()
+
+
+SHARE_EXPLICIT = Scenario("share-explicit-acks",
+                          "a share consumer accepts, releases (redelivered, count 2) and rejects records",
+                          _share_explicit,
+                          # under kip an acknowledgement's write carries the SPSO it moves to
+                          # (profile flag share_ack_write_carries_new_spso)
+                          profiles=("kafka",))
+
+ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
+       SHARE_EXPLICIT]

@@ -286,7 +286,8 @@ _TOPIC_PARTITIONS_INFO = S(
     F("TopicId", "uuid"),
     F("TopicName", "string"),
     F("Partitions", "[]int32"),
-    F("CreateTimestamp", "int64"),  # added before GA without a version bump
+    # (a CreateTimestamp field stood here before GA; Kafka 4.4.0 neither writes nor reads it:
+    # the initialisation time is kept in memory, taken at replay)
 )
 SHARE_GROUP_STATE_PARTITION_METADATA = RecordSchema(
     15, "ShareGroupStatePartitionMetadata",

@@ -52,9 +52,10 @@ def test_describe_all_offsets_of_an_empty_and_a_non_empty_group(members):
     assert (g.group_id, g.error_code, g.error_message) == ("g", E.none, None)
     (t,) = g.topics
     assert (t.topic_name, t.topic_id) == ("orders", c.cluster.topic_id("orders"))
-    # initialised without a start offset yet: the share-partition leader picks it (auto.offset.reset)
+    # initialised without a start offset yet: the share-partition leader picks it (auto.offset.reset);
+    # the initialising snapshot has leader epoch 0 (Kafka 4.4.0)
     assert [(p.partition_index, p.start_offset, p.leader_epoch, p.lag, p.error_code) for p in t.partitions] == [
-        (0, -1, -1, -1, E.none), (1, -1, -1, -1, E.none), (2, -1, -1, -1, E.none)]
+        (0, -1, 0, -1, E.none), (1, -1, 0, -1, E.none), (2, -1, 0, -1, E.none)]
 
 
 def test_describe_start_offset_and_lag():
@@ -233,9 +234,9 @@ def test_admin_list_alter_delete_share_group_offsets():
         TopicPartition("orders", 2): E.none}
     listed = admin.list_share_group_offsets("g")
     info = listed.partitions_to_offset_info("g").get()
-    # no delivery-complete count written since the reset: the lag is unknown (Kafka's
-    # GroupCoordinatorService computes it only when both are initialised)
-    assert info[TopicPartition("orders", 1)] == SharePartitionOffsetInfo(20, None, -1)
+    # the reset's snapshot has leader epoch 0 and, having a start offset, a delivery-complete count
+    # of 0 (Kafka 4.4.0's ShareGroupOffset.fromRequest), so the lag is known: 50 - 20 - 0
+    assert info[TopicPartition("orders", 1)] == SharePartitionOffsetInfo(20, 0, 30)
     assert info[TopicPartition("orders", 0)] is None
     oam = listed.partitions_to_offset_and_metadata("g").get()
     assert oam[TopicPartition("orders", 1)].offset == 20

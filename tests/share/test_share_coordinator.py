@@ -94,14 +94,16 @@ def ok(p):
 
 # -- InitializeShareGroupState ------------------------------------------------------------
 
-def test_initialize_writes_a_snapshot_with_no_batches_and_leader_epoch_minus_one(coord=coord):
-    # ShareCoordinatorShardTest.testInitializeStateSuccess / ShareGroupOffset.fromRequest(Initialize...)
+def test_initialize_writes_a_snapshot_with_no_batches_and_leader_epoch_0(coord=coord):
+    # ShareCoordinatorShardTest.testInitializeStateSuccess / ShareGroupOffset.fromRequest(Initialize...);
+    # leader epoch 0 as Kafka 4.4.0 (running broker) writes it, not -1 as read from older code
     c = coord()
     ok(one(init(c, start_offset=10, state_epoch=5)))
     (rec,) = records(c)
     assert isinstance(rec, ShareSnapshot)
     v = rec.value
-    assert (v.snapshot_epoch, v.state_epoch, v.leader_epoch, v.start_offset, v.state_batches) == (0, 5, -1, 10, [])
+    assert (v.snapshot_epoch, v.state_epoch, v.leader_epoch, v.start_offset, v.state_batches) == (0, 5, 0, 10, [])
+    assert v.delivery_complete_count == 0   # -1 only while there is no start offset
     assert v.create_timestamp == v.write_timestamp == c.now()
     assert (rec.key.group_id, rec.key.topic_id, rec.key.partition) == (G, tid(c), 0)
     assert c.position == 0  # nothing in __consumer_offsets
@@ -196,10 +198,11 @@ def test_write_after_initialize_is_a_share_update_and_batches_combine():
     # ShareCoordinatorShardTest.testSubsequentWriteStateSnapshotEpochUpdatesSuccessfully
     c = coord()
     init(c)
-    read(c, leader_epoch=0)  # "Read is necessary before write!": the leader's epoch is recorded by its read
+    # "Read is necessary before write!"; at leader epoch 0 it writes nothing: the snapshot holds 0
+    read(c, leader_epoch=0)
     ok(one(write(c, start_offset=0, batches=[batch(0, 10, 0, 1)], delivery_complete_count=11)))
     ok(one(write(c, start_offset=0, batches=[batch(11, 20, 0, 1)], delivery_complete_count=21)))
-    up1, up2 = records(c)[2:]
+    up1, up2 = records(c)[1:]
     assert isinstance(up1, ShareUpdate) and isinstance(up2, ShareUpdate)
     assert (up2.value.snapshot_epoch, up2.value.leader_epoch, up2.value.start_offset) == (0, 0, 0)
     assert [(b.first_offset, b.last_offset) for b in up2.value.state_batches] == [(11, 20)]
@@ -242,7 +245,7 @@ def test_write_with_an_older_state_epoch_is_fenced():
     assert (p.error_code, p.error_message) == (E.fenced_state_epoch, FENCED_STATE)
     sc = share_coordinator(c)
     key = SharePartitionKey(G, tid(c), 0)
-    assert sc.state_epochs[key] == 1 and sc.leader_epochs[key] == -1
+    assert sc.state_epochs[key] == 1 and sc.leader_epochs[key] == 0   # the initial snapshot's
 
 
 def test_minus_one_epochs_are_not_fenced():
@@ -470,12 +473,12 @@ def test_records_per_snapshot_zero_snapshots_every_write_and_keeps_unacknowledge
     read(c, leader_epoch=0)
     write(c, start_offset=0, batches=[batch(0, 10, 0, 1)])
     write(c, start_offset=100, batches=[batch(100, 109, 1, 1), batch(110, 119, 1, 2), batch(120, 129, 1, 0)])
-    assert records(c)[-1].value.snapshot_epoch == 3
+    assert records(c)[-1].value.snapshot_epoch == 2   # the read at leader epoch 0 wrote nothing
     write(c, start_offset=-1, batches=[batch(100, 109, 2, 1)])
     write(c, start_offset=110, batches=[batch(120, 129, 2, 1)])
-    assert _kinds(c) == ["S"] * 6
+    assert _kinds(c) == ["S"] * 5
     last = records(c)[-1].value
-    assert (last.snapshot_epoch, last.start_offset, last.leader_epoch, last.state_epoch) == (5, 110, 0, 0)
+    assert (last.snapshot_epoch, last.start_offset, last.leader_epoch, last.state_epoch) == (4, 110, 0, 0)
     assert [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in last.state_batches] == \
         [(110, 119, 1, 2), (120, 129, 2, 1)]
 
@@ -622,8 +625,8 @@ def test_persister_v0_writes():
     assert p.write_state(G, t, 1, 0, 0, 3, (StateBatch(3, 4, DeliveryState.AVAILABLE, 2),),
                          delivery_complete_count=9) == E.none
     assert records(c)[-1].value.delivery_complete_count == -1  # v0 cannot carry it
-    # no leader has read it yet: the leader epoch is still the initial -1
-    assert p.read_summary(G, t, 1) == PartitionSummary(state_epoch=0, leader_epoch=-1, start_offset=3)
+    # no leader has read it yet: the leader epoch is still the initial snapshot's 0
+    assert p.read_summary(G, t, 1) == PartitionSummary(state_epoch=0, leader_epoch=0, start_offset=3)
 
 
 # -- the KIP's durable-state example ------------------------------------------------------------
@@ -651,7 +654,7 @@ def test_kip_durable_state_example_table():
 
     # Starting state of topic-partition with latest offset 100: SPSO=100, SPEO=100
     assert p.initialize_state(G, t, 0, state_epoch=0, start_offset=100) == E.none
-    assert durable() == (100, [])  # the first read as leader writes leader epoch 0
+    assert durable() == (100, [])  # the first read as leader, at epoch 0: the snapshot has it
     n = len(c.share_state_log)
     # Fetch records 100-109 (acquired): nothing durable
     assert len(c.share_state_log) == n
@@ -679,8 +682,8 @@ def test_kip_durable_state_example_table():
     w(120, (111, 112, ACK, 2))
     assert durable() == (120, [])
     # the records: the initializing snapshot, then one ShareUpdate per durable change
-    # (the initialising snapshot, the leader's read at epoch 0, seven writes: under the default 500)
-    assert _kinds(c) == ["S"] + ["U"] * 8
+    # (the initialising snapshot and seven writes: under the default 500)
+    assert _kinds(c) == ["S"] + ["U"] * 7
     final = Coordinator.load(c.share_state_log, cluster=c.cluster)
     assert state(final).start_offset == 120 and state(final).state_batches == ()
 

@@ -26,7 +26,8 @@ def written(c, since):
     return out
 
 
-@pytest.mark.parametrize("profile", ["kip", "kafka"])
+# the seed's table: under kafka the writes that move the SPSO differ (test_share_kip_examples.py)
+@pytest.mark.parametrize("profile", ["kip"])
 def test_kip_durable_state_example(profile):
     c = Coordinator(cluster=Cluster({"t": 1}, seed=5), profile=profile)
     c.cluster.produce("t", 0, [b"old"] * 100)            # latest offset 100

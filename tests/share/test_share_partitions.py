@@ -312,7 +312,7 @@ def test_spso_by_duration():
     assert sp.spso == 4
 
 
-def test_uninitialised_durable_state_is_written_with_the_reset_offset():
+def test_uninitialised_durable_state_is_written_with_the_reset_offset_under_kip():
     per = RecordingPersister()
     c, _ = make({"t": 1}, persister=per, group_configs={"share.auto.offset.reset": "earliest"})
     tid = c.cluster.topic_id("t")
@@ -320,6 +320,22 @@ def test_uninitialised_durable_state_is_written_with_the_reset_offset():
     sp = share_partition(c, "g", tid, 0)
     assert sp.spso == 0 and sp.state_epoch == 3
     assert per.writes() == [("write", "g", tid, 0, 3, 0, ())]
+
+
+# Kafka 4.4.0 (running broker): the SPSO share.auto.offset.reset gives is written with the first change
+def test_under_kafka_state_initialised_without_a_start_offset_is_written_with_the_first_change():
+    per = RecordingPersister()
+    c, _ = make({"t": 1}, persister=per, profile="kafka", group_configs={"share.auto.offset.reset": "earliest"})
+    tid = c.cluster.topic_id("t")
+    c.cluster.produce("t", 0, [b"a", b"b"])
+    per.states[("g", tid, 0)] = PartitionState(state_epoch=3, start_offset=-1)
+    sp = share_partition(c, "g", tid, 0)
+    assert sp.spso == 0 and sp.state_epoch == 3
+    assert per.writes() == []
+    sp.acquire("m")
+    sp.acknowledge("m", [(0, 1, (ACCEPT,))])
+    # the acknowledged records at the SPSO before them; SPSO 2 goes with the next write
+    assert [w[:6] for w in per.writes()] == [("write", "g", tid, 0, 3, 0)]
 
 
 @pytest.mark.parametrize("profile,speo", [("kip", 10), ("kafka", 9)])

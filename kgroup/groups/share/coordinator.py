@@ -238,10 +238,13 @@ class ShareCoordinator:
         self._check_metadata(key)
         current = self.states.get(key)
         now = self.coordinator.now()
-        # an (re)initialisation starts over: nothing of the previous state is merged in
+        # an (re)initialisation starts over: nothing of the previous state is merged in; leader
+        # epoch 0, and no delivery-complete count until there is a start offset (Kafka 4.4.0's
+        # ShareGroupOffset.fromRequest)
         return [snapshot_record(key, ShareGroupOffset(
             snapshot_epoch=current.snapshot_epoch + 1 if current is not None else 0, state_epoch=state_epoch,
-            leader_epoch=-1, start_offset=start_offset, create_timestamp=now, write_timestamp=now))]
+            leader_epoch=0, start_offset=start_offset, delivery_complete_count=-1 if start_offset == -1 else 0,
+            create_timestamp=now, write_timestamp=now))]
 
     def write(self, key: SharePartitionKey, state_epoch: int, leader_epoch: int, start_offset: int,
               batches: tuple[Batch, ...], delivery_complete_count: int = -1) -> list[Any]:

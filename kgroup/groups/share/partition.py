@@ -231,7 +231,7 @@ class SharePartition:
         recoverable: the SPSO, and the state and delivery count of Available (released),
         Acknowledged and Archived records. Records in flight but never written are
         Available again with delivery count 0; an uninitialised share-partition starts at
-        share.auto.offset.reset and writes that SPSO so it does not move on a restart."""
+        share.auto.offset.reset (written at once under kip, with the first change under kafka)."""
         self._drop_in_flight()
         ps: PartitionState = self.persister.read_state(self.group_id, self.topic_id, self.partition, self.leader_epoch)
         # the share coordinator knows nothing of it yet (Kafka: INVALID_REQUEST "Read operation on
@@ -243,10 +243,13 @@ class SharePartition:
         self.state_epoch = ps.state_epoch
         if uninitialised or ps.start_offset < 0:
             self.spso = self.next_offset = self._auto_offset_reset()
+            code = ErrorCode.none
             if uninitialised:
                 code = self.persister.initialize_state(self.group_id, self.topic_id, self.partition,
                                                        self.state_epoch, self.spso)
-            else:
+            elif self.profile.share_reset_spso_written_at_load:
+                # kip: written now, so the SPSO does not move on a restart; kafka writes it with the
+                # first change, and a leader that moves before then computes it again
                 code = self.persister.write_state(self.group_id, self.topic_id, self.partition, self.state_epoch,
                                                   self.leader_epoch, self.spso, ())
             if code != ErrorCode.none:
@@ -544,7 +547,9 @@ class SharePartition:
         head_saved = None if head is None or head.states is None else (head.first, head.states[:], head.counts[:],
                                                                        head.locks[:])  # type: ignore[index]
         head_first = head.first if head is not None else 0
-        self._advance_spso()
+        carries_new_spso = self.profile.share_ack_write_carries_new_spso
+        if carries_new_spso:
+            self._advance_spso()
         code = self._write(changed)
         if code != ErrorCode.none:
             # roll back: the acknowledgement did not happen (Kafka's rollbackOrProcessStateUpdates)
@@ -562,6 +567,9 @@ class SharePartition:
             if code == ErrorCode.fenced_state_epoch:
                 self.load()  # an admin reset: drop the in-flight state and read it again
             return code, None
+        if not carries_new_spso:
+            # Kafka moves the SPSO once the write succeeded: the next write carries it
+            self._advance_spso()
         for lock, k in released_locks.items():
             self._release_lock(lock, k)
         for a, z in dropped_below:

@@ -92,4 +92,4 @@ def _state_metadata(c: "Coordinator", entry: Any) -> None:
     key, value, group = _target(c, entry)
     if group is None:
         return
-    group.state_metadata = StatePartitionMetadata() if value is None else state_metadata_from_value(value)
+    group.state_metadata = StatePartitionMetadata() if value is None else state_metadata_from_value(value, c.now())

@@ -58,8 +58,8 @@ def state_metadata_record(group_id: str, sm: StatePartitionMetadata) -> Any:
     V = R.ShareGroupStatePartitionMetadataValue
 
     def infos(topics: Mapping[uuid.UUID, InitTopic]) -> list:
-        return [V.TopicPartitionsInfo(topic_id=t, topic_name=topics[t].name, partitions=sorted(topics[t].partitions),
-                                      create_timestamp=topics[t].timestamp) for t in topic_order(topics)]
+        return [V.TopicPartitionsInfo(topic_id=t, topic_name=topics[t].name, partitions=sorted(topics[t].partitions))
+                for t in topic_order(topics)]
     return R.ShareGroupStatePartitionMetadata(
         R.ShareGroupStatePartitionMetadataKey(group_id=group_id),
         V(initializing_topics=infos(sm.initializing), initialized_topics=infos(sm.initialized),
@@ -70,9 +70,11 @@ def state_metadata_tombstone(group_id: str) -> Any:
     return R.ShareGroupStatePartitionMetadata.tombstone(R.ShareGroupStatePartitionMetadataKey(group_id=group_id))
 
 
-def state_metadata_from_value(value: Any) -> StatePartitionMetadata:
+def state_metadata_from_value(value: Any, now: int) -> StatePartitionMetadata:
+    """The record's state; the topics' initialisation time is `now`, the time of the replay, as
+    Kafka 4.4.0's replay takes it (the record does not keep it)."""
     def topics(infos: Iterable[Any]) -> dict[uuid.UUID, InitTopic]:
-        return {i.topic_id: InitTopic(i.topic_name, frozenset(i.partitions), i.create_timestamp) for i in infos}
+        return {i.topic_id: InitTopic(i.topic_name, frozenset(i.partitions), now) for i in infos}
     return StatePartitionMetadata(topics(value.initializing_topics), topics(value.initialized_topics),
                                   {t.topic_id: t.topic_name for t in value.deleting_topics})
 
