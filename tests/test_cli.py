@@ -187,7 +187,7 @@ def test_stats_counts_types_groups_partitions_and_time(capsys):
     list(read_dump(SAMPLES / "transactions", report=report))
     assert out.startswith(report.summary() + "\n")
     assert "time range: 2024-06-10T06:13:20.000Z .. 2024-06-10T06:13:29.000Z  (1718000000000 .. 1718000009000)" in out
-    assert "__consumer_offsets-7  9        0..8" in out
+    assert "__consumer_offsets-41  9        0..8" in out
     assert "payments-app  7        OffsetCommit 7" in out
 
 
@@ -268,7 +268,7 @@ def test_describe_text(capsys):
         "clock: 2024-06-10T06:13:23.000Z (1718000003000)",
         "offsets.topic.num.partitions: 50 (Kafka's default 50 puts each of the 1 group(s) on its partition)",
         "left out after the cut: 4 entries"]
-    assert "payments-app  classic  state Empty  protocol type -  epoch 0  on __consumer_offsets-7" in out
+    assert "payments-app  classic  state Empty  protocol type -  epoch 0  on __consumer_offsets-41" in out
     assert "    payments  1          25      0                       2024-06-10T06:13:23.000Z  -" in out
     assert "pending transactional offsets (2, not visible until their COMMIT marker):" in out
 

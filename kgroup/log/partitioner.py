@@ -2,7 +2,8 @@
 
 Kafka: `Utils.abs(key.hashCode()) % numPartitions`, where `hashCode` is Java's
 `String.hashCode` (over UTF-16 code units, int32 arithmetic) and `Utils.abs(x)` is
-`x & 0x7fffffff` (so Integer.MIN_VALUE maps to 0, unlike `Math.abs`).
+`Math.abs(x)`, except that Integer.MIN_VALUE maps to 0 (not `x & 0x7fffffff`, the producer's
+`toPositive`: a running Kafka 4.4.0 puts a group whose hash is negative where `Math.abs` says).
 """
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def java_string_hashcode(s: str) -> int:
 
 
 def java_abs(x: int) -> int:
-    """Kafka's `Utils.abs`: `x & 0x7fffffff`."""
-    return x & 0x7FFFFFFF
+    """Kafka's `Utils.abs`: `Math.abs(x)`, and 0 for Integer.MIN_VALUE."""
+    return 0 if x == -2**31 else abs(x)
 
 
 def partition_for(group_id: str, num_partitions: int = DEFAULT_OFFSETS_PARTITIONS) -> int:

@@ -154,9 +154,9 @@ def test_timeline_keeps_transactions_as_the_coordinator_does(capsys):
                        "payments-app")
     heads = [b.splitlines()[0] for b in out.split("=== ")[1:]]
     assert [h.split(": ", 1)[1] for h in heads] == [
-        "OffsetCommit x2 at offsets 0-1 on __consumer_offsets-7",
-        "OffsetCommit at offset 4 on __consumer_offsets-7",
-        "transaction marker COMMIT (producer 1000) at offset 5 on __consumer_offsets-7"]
+        "OffsetCommit x2 at offsets 0-1 on __consumer_offsets-41",
+        "OffsetCommit at offset 4 on __consumer_offsets-41",
+        "transaction marker COMMIT (producer 1000) at offset 5 on __consumer_offsets-41"]
     last = out.split("=== ")[-1]
     assert [r.split()[2:5] for r in last.splitlines() if r.startswith("payments-app    payments")] == [
         ["0", "0", "20"], ["1", "0", "25"]]
