@@ -200,6 +200,41 @@ STATIC_RESTART = Scenario("kip345-static-restart",
                           _static_restart)
 
 
+# -- classic <-> consumer migration (KIP-848's online upgrade) ----------------------------
+def _classic_to_consumer(run: Run) -> None:
+    orders = topic(run, "orders", 4, records=8)
+    g = run.group("upgrade")
+    c1 = consumer(run, g, "c1")                                  # classic protocol, range
+    c1.subscribe([orders])
+    poll_until([c1], _partition_all([c1], 4), "classic c1 to own orders-0..3")
+    run.saw("classic c1 alone", assignment(c1))
+    c2 = consumer(run, g, "c2", **{"group.protocol": "consumer"})
+    c2.subscribe([orders])
+    poll_until([c1, c2], _partition_all([c1, c2], 4), "c1 (classic) and c2 (consumer) to share orders-0..3")
+    run.saw("c2 joined with the consumer protocol: sizes", sorted([len(c1.assignment()), len(c2.assignment())]))
+    run.tool("mixed group: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g,
+             "--state")
+    # one member joins or leaves at a time, so which partitions move is the sticky assignor's
+    # answer, not the order of random member ids
+    c1.close()
+    poll_until([c2], _partition_all([c2], 4), "c2 to own orders-0..3")
+    c3 = consumer(run, g, "c3")                                  # a classic member joins the consumer group
+    c3.subscribe([orders])
+    poll_until([c2, c3], _partition_all([c2, c3], 4), "c2 and c3 to share orders-0..3")
+    run.saw("classic c3 joined: sizes", sorted(len(c.assignment()) for c in (c2, c3)))
+    c2.close()
+    poll_until([c3], _partition_all([c3], 4), "c3 to own orders-0..3")
+    run.saw("c2 left: classic c3", assignment(c3))
+    run.tool("c2 left: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g, "--state")
+    c3.close()
+
+
+CLASSIC_TO_CONSUMER = Scenario("classic-to-consumer-migration",
+                               "a classic consumer's group converts when a KIP-848 consumer joins, and back "
+                               "when it leaves", _classic_to_consumer,
+                               profiles=("kafka",))   # as KIP848_JOIN_LEAVE: assignment_batching
+
+
 # -- offsets ------------------------------------------------------------------------------
 def _kip709_batched_fetch(run: Run) -> None:
     from kafka import KafkaAdminClient
@@ -315,5 +350,5 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           # (profile flag share_ack_write_carries_new_spso)
                           profiles=("kafka",))
 
-ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
+ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
        SHARE_EXPLICIT]

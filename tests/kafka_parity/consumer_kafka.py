@@ -149,8 +149,10 @@ def noop_assignor(monkeypatch) -> None:
 
 def classic_member(m: ConsumerGroupMember, session_ms: int, protocols: Iterable[tuple[str, bytes]]) -> ConsumerGroupMember:
     """`m` speaking the classic protocol (Kafka's `setClassicMemberMetadata`): its session timeout and
-    the JoinGroup protocols (name, metadata) it supports."""
-    return m.replace(classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protocols)))
+    the JoinGroup protocols (name, metadata) it supports. It subscribes by name, and Kafka 4.4.0
+    writes such a member's regex as "" (its running broker's records), not null."""
+    return m.replace(classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protocols)),
+                     subscribed_topic_regex="")
 
 
 def frozen(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[uuid.UUID, frozenset[int]]:

@@ -559,11 +559,12 @@ def _classic_to_upgrade(profile, subscription: bytes, assignment: bytes):
 
 
 def _converted(member_id, protocols, assigned, topics=("foo", "bar")):
-    """A classic member as the upgrade rebuilds it: epoch 0 (the generation), Kafka's test client."""
+    """A classic member as the upgrade rebuilds it: epoch 0 (the generation), Kafka's test client;
+    no regex, written "" (Kafka 4.4.0's records of a converted librdkafka member)."""
     from kgroup.groups.consumer import ClassicMemberMetadata
     return member(member_id, epoch=0, previous=0, topics=topics, rebalance_ms=10_000, assignor=None,
                   client_id="client-id", client_host="client-host", assigned=assigned).replace(
-        classic_member_metadata=ClassicMemberMetadata(5000, tuple(protocols)))
+        classic_member_metadata=ClassicMemberMetadata(5000, tuple(protocols)), subscribed_topic_regex="")
 
 
 def _upgrade_records(c, classic, joining, targets):

@@ -73,11 +73,12 @@ def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int,
     rebalance_ms, session_ms = ms(req.rebalance_timeout), ms(req.session_timeout)
     updated = member.replace(
         instance_id=instance_id if instance_id is not None else member.instance_id,
-        rack_id=sub.rack_id if sub.rack_id is not None else member.rack_id,
+        # an empty rack is no rack (Kafka 4.4.0 writes rackId null for librdkafka's "")
+        rack_id=(sub.rack_id or None) if sub.rack_id is not None else member.rack_id,
         rebalance_timeout_ms=rebalance_ms if rebalance_ms != -1 else member.rebalance_timeout_ms,
         subscribed_topic_names=frozenset(sub.topics),
-        # a classic member subscribes by name: a regex kept from the consumer member it replaced is cleared
-        subscribed_topic_regex=None if member.subscribed_topic_regex is None else "",
+        # a classic member subscribes by name: no regex, written "" as Kafka 4.4.0 writes it
+        subscribed_topic_regex="",
         client_id=c.request_context.client_id, client_host=c.request_context.client_host,
         classic_member_metadata=ClassicMemberMetadata(session_ms, tuple(protocols)))
     changed = False

@@ -110,8 +110,10 @@ def convert_to_consumer_group(c: "Coordinator", classic: ClassicGroup, records: 
                                  "group because an unsupported custom assignor is in use. Please refer to the "
                                  "documentation or switch to a default assignor before re-attempting the upgrade.")
             assigned = by_topic_id(c, wire.partitions) if wire is not None else {}
+            # an empty rack is no rack, and the member subscribes by name: Kafka 4.4.0 writes
+            # rackId null and subscribedTopicRegex "" for a converted librdkafka member
             member = ConsumerGroupMember(
-                m.member_id, instance_id=m.group_instance_id, rack_id=sub.rack_id,
+                m.member_id, instance_id=m.group_instance_id, rack_id=sub.rack_id or None, subscribed_topic_regex="",
                 rebalance_timeout_ms=m.rebalance_timeout_ms, client_id=m.client_id, client_host=m.client_host,
                 subscribed_topic_names=frozenset(sub.topics), member_epoch=generation,
                 previous_member_epoch=generation, state=MemberState.STABLE,
