@@ -197,7 +197,7 @@ def test_stats_json(capsys):
     s = json.loads(out)
     assert s["report"]["entries"] == 10 and s["report"]["by_type"] == {"OffsetCommit": 9, "GroupMetadata": 1}
     assert [(p["partition"], p["entries"], p["first_offset"], p["last_offset"]) for p in s["partitions"]] == \
-        [(30, 3, 0, 2), (39, 6, 0, 5), (49, 1, 0, 0)]
+        [(9, 6, 0, 5), (30, 3, 0, 2), (49, 1, 0, 0)]
     assert {g["group"]: g["records"] for g in s["groups"]} == {"billing": 6, "reports": 1, "scratch": 3}
     assert s["time_range"]["first"] == T0 and s["time_range"]["last"] == T0 + 30_000
     assert s["problems"] == []
