@@ -30,13 +30,16 @@ from kgroup.oracle.kafka import KafkaBroker
 
 #: JSON keys whose values are wall-clock times (kept only when 0 or -1, which mean something)
 TIME_KEYS = frozenset({"commitTimestamp", "expireTimestamp", "currentStateTimestamp", "assignmentTimestamp",
-                       "createTimestamp", "writeTimestamp", "creationTimeMs", "lastAssignmentTimestamp"})
+                       "createTimestamp", "writeTimestamp", "creationTimeMs", "lastAssignmentTimestamp",
+                       "timestamp"})
 #: JSON keys holding member ids (and the classic leader, which is one)
 MEMBER_KEYS = frozenset({"memberId", "leader"})
 #: JSON keys holding topic ids
 TOPIC_ID_KEYS = frozenset({"topicId"})
 #: hashes over topic ids (random per cluster): equal only in being set or not
 HASH_KEYS = frozenset({"metadataHash"})
+#: ConsumerGroupRegularExpression's record type
+REGULAR_EXPRESSION = 16
 
 
 @dataclass(frozen=True)
@@ -209,12 +212,29 @@ def records_by_group(entries: Iterable[Any], groups: set[str]) -> dict[str, list
         names = _member_names(docs)
         normalised = [normalise(doc, names) for doc in docs]
         for d in normalised:
+            _sort_topic_lists(d)
+            if d["key"]["type"] == REGULAR_EXPRESSION and d.get("value"):
+                # the cluster metadata's version the regex was resolved at: each cluster's own
+                d["value"]["data"]["version"] = "<metadata version>"
             # a classic group's members in Kafka's hash-map order of their random ids
             members = ((d.get("value") or {}).get("data") or {}).get("members")
             if isinstance(members, list) and members and isinstance(members[0], dict):
                 members.sort(key=lambda m: json.dumps(m, sort_keys=True))
         result[g] = _in_canonical_order(normalised)
     return result
+
+
+def _sort_topic_lists(v: Any) -> None:
+    """Lists of per-topic entries sorted by their (renamed) topic id: Kafka builds them from hash
+    maps keyed by topic ids, which are random per cluster."""
+    if isinstance(v, dict):
+        for x in v.values():
+            _sort_topic_lists(x)
+    elif isinstance(v, list):
+        for x in v:
+            _sort_topic_lists(x)
+        if v and all(isinstance(x, dict) and "topicId" in x for x in v):
+            v.sort(key=lambda x: str(x["topicId"]))
 
 
 def _member_names(docs: list[dict]) -> _Names:

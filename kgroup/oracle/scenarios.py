@@ -235,6 +235,55 @@ CLASSIC_TO_CONSUMER = Scenario("classic-to-consumer-migration",
                                profiles=("kafka",))   # as KIP848_JOIN_LEAVE: assignment_batching
 
 
+# -- KIP-848 regular expressions --------------------------------------------------------
+def _kip848_regex(run: Run) -> None:
+    first = topic(run, "rx-a", 2)
+    g = run.group("regex")
+    c1 = consumer(run, g, "c1", **{"group.protocol": "consumer"})
+    c1.subscribe([f"^rx-.*-{run.token}$"])     # a regex: resolved by the coordinator (RE2)
+    poll_until([c1], lambda: len(c1.assignment()) == 2, f"c1 to own {first}-0..1")
+    run.saw("regex matches one topic", assignment(c1))
+    second = topic(run, "rx-b", 3)             # created while subscribed
+    poll_until([c1], lambda: len(c1.assignment()) == 5, f"c1 to own {second} too")
+    run.saw("a matching topic created: assignment", assignment(c1))
+    c1.close()
+
+
+KIP848_REGEX = Scenario("kip848-regex-subscription",
+                        "a KIP-848 consumer subscribes with a regex; a matching topic is created meanwhile",
+                        _kip848_regex, profiles=("kafka",))   # assignment_batching, as above
+
+
+# -- transactions -------------------------------------------------------------------------
+def _transactional_offsets(run: Run) -> None:
+    source = topic(run, "in", 1, records=10)
+    sink = topic(run, "out", 1)
+    g = run.group("txn")
+    c = consumer(run, g, "c1")
+    c.subscribe([source])
+    read_records(c, 10)
+    p = _ck().Producer({"bootstrap.servers": run.bootstrap, "transactional.id": run.name("txn-producer"),
+                        **_QUIET})
+    p.init_transactions(WAIT_S)
+    tp = _ck().TopicPartition
+    p.begin_transaction()
+    p.produce(sink, b"committed")
+    p.send_offsets_to_transaction([tp(source, 0, 5)], c.consumer_group_metadata(), WAIT_S)
+    p.commit_transaction(WAIT_S)
+    run.saw("after the committed transaction", committed(c, source, 1))
+    p.begin_transaction()
+    p.produce(sink, b"aborted")
+    p.send_offsets_to_transaction([tp(source, 0, 8)], c.consumer_group_metadata(), WAIT_S)
+    p.abort_transaction(WAIT_S)
+    run.saw("after the aborted transaction", committed(c, source, 1))
+    c.close()
+
+
+TRANSACTIONAL_OFFSETS = Scenario("transactional-offsets",
+                                 "send_offsets_to_transaction in a committed and in an aborted transaction",
+                                 _transactional_offsets)
+
+
 # -- offsets ------------------------------------------------------------------------------
 def _kip709_batched_fetch(run: Run) -> None:
     from kafka import KafkaAdminClient
@@ -351,4 +400,4 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           profiles=("kafka",))
 
 ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
-       SHARE_EXPLICIT]
+       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT]

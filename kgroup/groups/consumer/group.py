@@ -370,7 +370,8 @@ def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
 def regex_record(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Any:
     return R.ConsumerGroupRegularExpression(
         R.ConsumerGroupRegularExpressionKey(group_id=group_id, regular_expression=regex),
-        R.ConsumerGroupRegularExpressionValue(topics=java_string_set_order(resolved.topics),
+        # sorted: Kafka 4.4.0's record helper sorts the resolved topics (Collections.sort)
+        R.ConsumerGroupRegularExpressionValue(topics=sorted(resolved.topics),
                                               version=resolved.version, timestamp=resolved.timestamp))
 
 
