@@ -392,6 +392,39 @@ def _share_explicit(run: Run) -> None:
     w.close()
 
 
+def _share_delivery_limit(run: Run) -> None:
+    tasks = topic(run, "jobs", 1, records=3)
+    g = run.group("poison")
+    set_group_config(run, g, "share.auto.offset.reset", "earliest")
+    set_group_config(run, g, "share.delivery.count.limit", "2")
+    ack = _ck().AcknowledgeType
+    w = share_consumer(run, g, "w1")
+    w.subscribe([tasks])
+    first = share_fetch(w, 3)
+    run.saw("first delivery", sorted((m.offset(), m.delivery_count()) for m in first))
+    for m in first:                              # offset 1 is a poison message: always released
+        w.acknowledge(m, ack.RELEASE if m.offset() == 1 else ack.ACCEPT)
+    w.commit_sync()
+    again = share_fetch(w, 1)
+    run.saw("offset 1 again", sorted((m.offset(), m.delivery_count()) for m in again))
+    for m in again:
+        w.acknowledge(m, ack.RELEASE)            # the second release reaches the limit: archived
+    w.commit_sync()
+    rest = [m for m in w.poll(1.0) if m.error() is None]
+    run.saw("nothing more to deliver", [(m.offset(), m.delivery_count()) for m in rest])
+    run.tool("kafka-share-groups --describe", "share", "--describe", "--group", g)
+    w.close()
+    run.tool("kafka-share-groups --reset-offsets --to-earliest", "share", "--reset-offsets", "--group", g,
+             "--topic", tasks, "--to-earliest", "--execute")
+    run.tool("after the reset: kafka-share-groups --describe", "share", "--describe", "--group", g)
+
+
+SHARE_DELIVERY_LIMIT = Scenario("share-delivery-limit-and-reset",
+                                "a poison message released until share.delivery.count.limit (2) archives it; "
+                                "then an admin resets the share group to the earliest offset",
+                                _share_delivery_limit, profiles=("kafka",))   # as SHARE_EXPLICIT
+
+
 SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           "a share consumer accepts, releases (redelivered, count 2) and rejects records",
                           _share_explicit,
@@ -400,4 +433,4 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           profiles=("kafka",))
 
 ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
-       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT]
+       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT]

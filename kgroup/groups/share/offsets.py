@@ -118,9 +118,10 @@ def _alter_error(code: ErrorCode, message: str | None) -> dict:
 
 @handles(ALTER_SHARE_GROUP_OFFSETS)
 def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Result:
-    """Kafka's `alterShareGroupOffsets`: only an empty group (NON_EMPTY_GROUP otherwise); the group
-    epoch moves and the share-partitions are initialised again at the new start offsets with
-    that epoch as their state epoch, so a share-partition leader holding the old state is fenced."""
+    """Kafka's `alterShareGroupOffsets`: only an empty group (NON_EMPTY_GROUP otherwise); the
+    share-partitions are initialised again at the new start offsets with the group epoch as their
+    state epoch, so a share-partition leader holding older state is fenced. The group epoch does
+    not move (Kafka 4.4.0's records: no ShareGroupMetadata record)."""
     group_id = req.group_id
     try:
         if not group_id:
@@ -155,10 +156,9 @@ def alter_share_group_offsets(c: "Coordinator", req: Any, version: int) -> Resul
         if good:
             topics[topic.topic_id] = InitTopic(topic.name, frozenset(good), now)
         responses.append({"topic_name": topic.name, "topic_id": topic.topic_id, "partitions": rows})
-    epoch = group.group_epoch + 1
+    epoch = group.group_epoch
     sm = group.state_metadata
-    records = [G.group_epoch_record(group_id, epoch, group.metadata_hash),
-               G.state_metadata_record(group_id, StatePartitionMetadata(
+    records = [G.state_metadata_record(group_id, StatePartitionMetadata(
                    merge_topics(sm.initializing, topics), dict(sm.initialized),
                    {t: n for t, n in sm.deleting.items() if t not in topics}))]
 
