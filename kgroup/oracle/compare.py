@@ -115,12 +115,64 @@ class Comparison:
     differences: list[Difference]
     #: aspect -> "equal" / "differs"
     verdicts: dict[str, str]
+    #: every exchange `kgroup serve` had with the clients in its run (`kgroup.serve.recording`)
+    kgroup_exchanges: list = field(default_factory=list)
+
+    def seen_rows(self) -> list[dict]:
+        """What the clients saw, step by step, Kafka beside kgroup (normalised as compared)."""
+        rows = []
+        for (step, k), (_, g) in zip(self.kafka.seen, self.kgroup.seen):
+            k, g = normalise(k), normalise(g)
+            rows.append({"step": step, "Kafka": _short(k), "kgroup": _short(g), "same": k == g})
+        return rows
+
+    def record_rows(self, group: str) -> list[dict]:
+        """The group's records aligned, Kafka's beside kgroup's: a record only one side wrote
+        faces a blank."""
+        k_docs, g_docs = self.kafka_records.get(group, []), self.kgroup_records.get(group, [])
+        k_lines = [json.dumps(d) for d in k_docs]
+        g_lines = [json.dumps(d) for d in g_docs]
+        rows = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=k_lines, b=g_lines, autojunk=False).get_opcodes():
+            for n in range(max(i2 - i1, j2 - j1)):
+                k = k_docs[i1 + n] if i1 + n < i2 else None
+                g = g_docs[j1 + n] if j1 + n < j2 else None
+                rows.append({"record": record_name(k or g),
+                             "Kafka": _record_text(k), "kgroup": _record_text(g), "same": tag == "equal"})
+        return rows
+
+    def difference_rows(self) -> list[dict]:
+        return [{"aspect": d.aspect, "where": d.where, "Kafka": _short(d.kafka), "kgroup": _short(d.kgroup)}
+                for d in self.differences]
 
     def report(self) -> str:
         if not self.differences:
             return f"{self.scenario} ({self.profile}): Kafka and kgroup agree"
         head = f"{self.scenario} ({self.profile}): {len(self.differences)} difference(s)"
         return "\n".join([head, *(str(d) for d in self.differences)])
+
+
+def record_name(doc: dict) -> str:
+    """A record's type name (e.g. ConsumerGroupCurrentMemberAssignment); `__share_group_state`
+    records are told apart by their key's topic id."""
+    from kgroup.records import record_type_name
+    topic = "__share_group_state" if "topicId" in doc["key"]["data"] else "__consumer_offsets"
+    return record_type_name(doc["key"]["type"], topic)
+
+
+def _record_text(doc: dict | None) -> str:
+    if doc is None:
+        return ""
+    key = {k: v for k, v in doc["key"]["data"].items() if k not in ("groupId", "group")}
+    value = doc["value"]["data"] if doc.get("value") else "<tombstone>"
+    return f"{json.dumps(key)} → {json.dumps(value)}"
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list) and value and all(isinstance(r, list) and all(isinstance(x, str) for x in r)
+                                                 for r in value):
+        return " | ".join(" ".join(r) for r in value)        # a tool's table, row after row
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 # -- normalisation ------------------------------------------------------------------------
@@ -279,25 +331,27 @@ def _in_canonical_order(docs: list[dict]) -> list[dict]:
 
 # -- running ------------------------------------------------------------------------------
 def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
-            check_decoder: bool = True) -> Comparison:
+            check_decoder: bool = True, tools: bool = True) -> Comparison:
     """Run `scenario` against `kafka` and against a fresh `kgroup serve` (under `profile`), then
-    compare the two runs; the result lists every difference."""
+    compare the two runs; the result lists every difference. `kafka` may be one this process
+    runs or `KafkaBroker.external(bootstrap)`; `tools=False` leaves Kafka's tools out (no Java)."""
     from kgroup.coordinator import Coordinator
     from kgroup.cluster import Cluster
     from kgroup.dumps import read_dump
     from kgroup.serve import Server
 
     token = secrets.token_hex(3)
-    k_run = Run("kafka", kafka.bootstrap, token, tools=kafka)
+    k_run = Run("kafka", kafka.bootstrap, token, tools=kafka if tools else None)
     scenario.run(k_run)
-    server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True).start()
+    server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True, record=True).start()
     try:
-        g_run = Run("kgroup", server.bootstrap, token, tools=kafka)
+        g_run = Run("kgroup", server.bootstrap, token, tools=kafka if tools else None)
         scenario.run(g_run)
         def logged() -> list:
             c = server.coordinator
             return [*c.log, *(e for log in c.logs.values() for e in log)]
         kgroup_entries = server.call(logged)
+        exchanges = server.exchanges()
         decoder_diffs: list[Difference] = []
         with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
             def write() -> None:
@@ -315,6 +369,9 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
         # a copy: the shared broker keeps writing while the two decoders read
         for topic, decoder in LOGS.items():
+            if kafka.external_bootstrap is not None:   # a Kafka you run: its log dir is not here
+                kafka_entries += consumed_entries(kafka.bootstrap, topic)
+                continue
             files = [_copy_segment(f, Path(tmp)) for f in kafka.segments(topic)]
             kafka_entries += list(read_dump(files, topic=topic)) if files else []
             if check_decoder:
@@ -334,7 +391,58 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
                 "Kafka's decoder": ("equal" if not decoder_diffs else "differs") if check_decoder else "not run",
                 "Kafka's tools": "equal" if not tools_diffs else "differs"}
     return Comparison(scenario.name, profile, k_run, g_run, k_records, g_records,
-                      diffs + tools_diffs + record_diffs + decoder_diffs, verdicts)
+                      diffs + tools_diffs + record_diffs + decoder_diffs, verdicts, exchanges)
+
+
+@dataclass(frozen=True)
+class ConsumedEntry:
+    """One record read from a coordinator topic as a consumer reads it."""
+
+    partition: int
+    offset: int
+    record: Any
+
+
+def consumed_entries(bootstrap: str, topic: str, timeout: float = 30.0) -> list[ConsumedEntry]:
+    """Every record of `topic` (`__consumer_offsets`, `__share_group_state`) on a Kafka you run,
+    read from the beginning to the high watermarks with librdkafka and decoded by kgroup; in order
+    per partition. Records kgroup cannot decode are left out (the comparison then shows them
+    missing)."""
+    import time
+
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    from kgroup.records import decode_record
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kgroup-oracle-reader", "enable.auto.commit": False,
+                  "log.connection.close": False})
+    try:
+        meta = c.list_topics(topic, timeout=timeout).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return []
+        ends = {}
+        for p in meta.partitions:
+            low, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout)
+            if high > low:
+                ends[p] = high
+        if not ends:
+            return []
+        c.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
+        out: list[ConsumedEntry] = []
+        done: set[int] = set()
+        deadline = time.monotonic() + timeout
+        while len(done) < len(ends) and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is None or m.error() is not None:
+                continue
+            if m.offset() >= ends[m.partition()] - 1:
+                done.add(m.partition())
+            try:
+                out.append(ConsumedEntry(m.partition(), m.offset(), decode_record(m.key(), m.value(), topic=topic)))
+            except Exception:  # noqa: BLE001 - a record kgroup cannot read is a difference to see
+                continue
+        return sorted(out, key=lambda e: (e.partition, e.offset))
+    finally:
+        c.close()
 
 
 #: the coordinators' logs compared, and the decoder Kafka's dump tool reads each with

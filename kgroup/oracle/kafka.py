@@ -153,6 +153,8 @@ class KafkaBroker:
         self._own_dir = directory is None
         self.directory = Path(directory) if directory is not None else None
         self.port: int | None = None
+        #: a Kafka this object does not run (`KafkaBroker.external`): its bootstrap
+        self.external_bootstrap: str | None = None
         self.process: subprocess.Popen | None = None
         self.pid: int | None = None
         self._classpath: str | None = None
@@ -160,7 +162,17 @@ class KafkaBroker:
     # -- lifecycle -----------------------------------------------------------------------
     @property
     def bootstrap(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return self.external_bootstrap or f"127.0.0.1:{self.port}"
+
+    @classmethod
+    def external(cls, bootstrap: str) -> "KafkaBroker":
+        """A handle on a Kafka you run at `bootstrap`: its log dir is not here, so its records are
+        read as a consumer reads them (`kgroup.oracle.compare`); Kafka's tools still run against it
+        where Java and Maven are here. `start`/`stop` do nothing to it."""
+        b = cls()
+        b.external_bootstrap = bootstrap
+        b._own_dir = False
+        return b
 
     @property
     def log_dir(self) -> Path:
@@ -176,6 +188,8 @@ class KafkaBroker:
     def start(self, timeout: float = 120.0, *, detached: bool = False) -> "KafkaBroker":
         """Format the log dir and start the node; returns once it answers Metadata with itself.
         `detached`: the JVM gets a session of its own (it outlives this process's signals)."""
+        if self.external_bootstrap is not None:
+            return self
         classpath = self.classpath
         if self.directory is None:
             self.directory = Path(tempfile.mkdtemp(prefix="kgroup-kafka-"))
@@ -259,7 +273,10 @@ class KafkaBroker:
                          check=check)
 
     def segments(self, topic: str = "__consumer_offsets") -> list[Path]:
-        """The non-empty segment files of `topic` in the log dir, by partition."""
+        """The non-empty segment files of `topic` in the log dir, by partition ([] for an external
+        Kafka, whose log dir is elsewhere)."""
+        if self.directory is None:
+            return []
         dirs = sorted(self.log_dir.glob(f"{topic}-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
         return [f for d in dirs for f in sorted(d.glob("*.log")) if f.stat().st_size]
 

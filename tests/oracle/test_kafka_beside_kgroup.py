@@ -23,3 +23,31 @@ def test_kafka_and_kgroup_agree(kafka, scenario, profile):
     assert not result.differences, result.report()
     # something was compared: the scenario's groups wrote records on both sides
     assert any(result.kafka_records.values()) and result.kafka_records.keys() == result.kgroup_records.keys()
+
+
+def test_a_kafka_run_elsewhere_is_compared_through_its_clients_and_its_consumed_log(kafka):
+    """`KafkaBroker.external(bootstrap)`: no log dir here, so `__consumer_offsets` and
+    `__share_group_state` are read as a consumer reads them, and still agree record for record."""
+    from kgroup.oracle import KafkaBroker
+    result = compare(scenarios.SHARE_EXPLICIT, KafkaBroker.external(kafka.bootstrap), "kafka", check_decoder=False)
+    assert not result.differences, result.report()
+    (group,) = result.kafka_records
+    kinds = {row["record"] for row in result.record_rows(group)}
+    assert {"ShareGroupMemberMetadata", "ShareSnapshot", "ShareUpdate"} <= kinds
+
+
+@pytest.mark.notebook
+def test_notebook_11_against_your_own_kafka_shows_no_difference(kafka, tmp_path):
+    """The notebook's `bootstrap` parameter: the comparison against a Kafka it did not start."""
+    import json
+    from pathlib import Path
+
+    import papermill as pm
+    nb = Path(__file__).resolve().parents[2] / "notebooks" / "11_kgroup_beside_kafka.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"scenario": "offsets-delete", "bootstrap": kafka.bootstrap})
+    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"]
+                   for o in c.get("outputs", []))
+    assert f"Kafka = {kafka.bootstrap}" in text
+    assert "No difference: Kafka and kgroup agree" in text
