@@ -82,11 +82,15 @@ class Run:
         """Record what the clients saw at `step` (plain data; normalised before comparing)."""
         self.seen.append((step, value))
 
-    def tool(self, step: str, kind: str, *args: str) -> str:
-        """Run one of Kafka's group tools against this endpoint and record its table at `step`."""
+    def tool(self, step: str, kind: str, *args: str, only_mine: bool = False) -> str:
+        """Run one of Kafka's group tools against this endpoint and record its table at `step`;
+        `only_mine`: keep only the rows that name this run's groups (a listing of a shared broker)."""
         if self.tools is None:
             return ""
         out = self.tools.group_tool(kind, *args, bootstrap=self.bootstrap, check=False)
+        if only_mine:
+            out = "\n".join(line for line in out.splitlines()
+                             if line.split()[:1] in (["GROUP"], ["GROUP-ID"]) or self.token in line)
         self.saw(step, normalise_table(out))
         return out
 
@@ -272,7 +276,12 @@ def records_by_group(entries: Iterable[Any], groups: set[str]) -> dict[str, list
             members = ((d.get("value") or {}).get("data") or {}).get("members")
             if isinstance(members, list) and members and isinstance(members[0], dict):
                 members.sort(key=lambda m: json.dumps(m, sort_keys=True))
-        result[g] = _in_canonical_order(normalised)
+        # __share_group_state records: each share-partition's in log order, one share-partition after
+        # another (they live on different partitions of that topic, in no order between them)
+        offsets = [d for d in normalised if "topicId" not in d["key"]["data"]]
+        share = sorted((d for d in normalised if "topicId" in d["key"]["data"]),
+                       key=lambda d: (str(d["key"]["data"]["topicId"]), d["key"]["data"]["partition"]))
+        result[g] = _in_canonical_order(offsets) + share
     return result
 
 

@@ -83,6 +83,26 @@ def read_records(c, n: int, timeout: float = WAIT_S) -> set:
     return read
 
 
+def commit(c, offsets: list | None = None, timeout: float = WAIT_S) -> None:
+    """A synchronous commit, retried while the broker answers a retriable error (a coordinator
+    still loading its partition answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS)."""
+    from confluent_kafka import KafkaError, KafkaException
+    again = {KafkaError.NOT_COORDINATOR, KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE}
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if offsets is None:
+                c.commit(asynchronous=False)
+            else:
+                c.commit(offsets=offsets, asynchronous=False)
+            return
+        except KafkaException as e:
+            err = e.args[0]
+            if not (err.retriable() or err.code() in again) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 def committed(c, topic_name: str, partitions: int) -> dict:
     tps = [_ck().TopicPartition(topic_name, p) for p in range(partitions)]
     return {tp.partition: tp.offset for tp in c.committed(tps, timeout=WAIT_S)}
@@ -106,7 +126,7 @@ def classic_group(run: Run, strategy: str) -> None:
     read = read_records(c1, 30)
     run.saw("c1 alone: assignment", assignment(c1))
     run.saw("c1 alone: records read", len(read))
-    c1.commit(asynchronous=False)
+    commit(c1)
     run.saw("c1 committed", committed(c1, orders, 3))
     c2 = consumer(run, g, "c2", **conf)
     c2.subscribe([orders])
@@ -117,7 +137,7 @@ def classic_group(run: Run, strategy: str) -> None:
     c2.close()
     poll_until([c1], _partition_all([c1], 3), "c1 to hold orders-0..2 again")
     run.saw("c2 left: assignment", assignment(c1))
-    c1.commit(offsets=[_ck().TopicPartition(orders, 0, 7)], asynchronous=False)
+    commit(c1, [_ck().TopicPartition(orders, 0, 7)])
     run.saw("c1 committed orders-0 at 7", committed(c1, orders, 3))
     c1.close()
     run.tool("all left: kafka-consumer-groups --describe --offsets", "consumer",
@@ -154,7 +174,7 @@ def _kip848_join_leave(run: Run) -> None:
     run.tool("c2 joined: kafka-consumer-groups --describe --members", "consumer",
              "--describe", "--group", g, "--members")
     for c in (c1, c2):
-        c.commit(offsets=[_ck().TopicPartition(t, p, 5 + p) for t, p in assignment(c)], asynchronous=False)
+        commit(c, [_ck().TopicPartition(t, p, 5 + p) for t, p in assignment(c)])
     run.saw("both committed", committed(c1, orders, 4))
     c2.close()
     poll_until([c1], _partition_all([c1], 4), "c1 to own orders-0..3 again")
@@ -284,6 +304,49 @@ TRANSACTIONAL_OFFSETS = Scenario("transactional-offsets",
                                  _transactional_offsets)
 
 
+# -- listing groups -----------------------------------------------------------------------
+def _list_groups(run: Run) -> None:
+    orders = topic(run, "orders", 2, records=4)
+    simple = run.group("simple")
+    c = consumer(run, simple, "committer")
+    commit(c, [_ck().TopicPartition(orders, 0, 1)])
+    c.close()
+    modern = run.group("modern")
+    k = consumer(run, modern, "k1", **{"group.protocol": "consumer"})
+    k.subscribe([orders])
+    poll_until([k], _partition_all([k], 2), "k1 to own both partitions")
+    queue = run.group("queue")
+    set_group_config(run, queue, "share.auto.offset.reset", "earliest")
+    w = share_consumer(run, queue, "w1")
+    w.subscribe([orders])
+    # all four records (two per partition) fetched and accepted, so both share-partitions have
+    # the same history on both endpoints; records left acquired would be released at close, a
+    # write whose moment is the broker's
+    accepted, deadline = 0, time.monotonic() + WAIT_S
+    while accepted < 4 and time.monotonic() < deadline:
+        for m in w.poll(0.5):        # explicit mode: a poll wants the last one's records acknowledged
+            if m.error() is None:
+                w.acknowledge(m)
+                accepted += 1
+    w.commit_sync()
+    run.saw("share records accepted", accepted)
+    a = admin(run)
+    listed = a.list_consumer_groups(request_timeout=WAIT_S).result(timeout=WAIT_S)
+    run.saw("ListGroups (librdkafka's list_consumer_groups): ours, in the order answered",
+            [(g.group_id.rsplit("-", 1)[0], str(g.state).split(".")[-1], str(g.type).split(".")[-1])
+             for g in listed.valid if run.token in g.group_id])
+    run.tool("kafka-groups --list", "groups", "--list", only_mine=True)
+    run.tool("kafka-consumer-groups --list --state", "consumer", "--list", "--state", only_mine=True)
+    run.tool("kafka-share-groups --list", "share", "--list", only_mine=True)
+    w.close()
+    k.close()
+
+
+LIST_GROUPS = Scenario("list-groups",
+                       "a simple, a KIP-848 and a share group listed by ListGroups, kafka-groups and the type tools",
+                       _list_groups, profiles=("kafka",))   # assignment_batching, share flags, as above
+
+
 # -- offsets ------------------------------------------------------------------------------
 def _kip709_batched_fetch(run: Run) -> None:
     from kafka import KafkaAdminClient
@@ -292,8 +355,7 @@ def _kip709_batched_fetch(run: Run) -> None:
     ck = _ck()
     for i, g in enumerate(groups[:2]):
         c = consumer(run, g, f"committer{i}")
-        c.commit(offsets=[ck.TopicPartition(orders, 0, 10 * (i + 1)), ck.TopicPartition(orders, 1, 5)],
-                 asynchronous=False)
+        commit(c, [ck.TopicPartition(orders, 0, 10 * (i + 1)), ck.TopicPartition(orders, 1, 5)])
         c.close()
     a = KafkaAdminClient(bootstrap_servers=run.bootstrap, client_id="batcher")
     try:
@@ -315,7 +377,7 @@ def _offsets_delete(run: Run) -> None:
     g = run.group("deleted")
     ck = _ck()
     c = consumer(run, g, "committer")
-    c.commit(offsets=[ck.TopicPartition(orders, 0, 3), ck.TopicPartition(orders, 1, 4)], asynchronous=False)
+    commit(c, [ck.TopicPartition(orders, 0, 3), ck.TopicPartition(orders, 1, 4)])
     c.close()
     from kafka import KafkaAdminClient
     from kafka.structs import TopicPartition
@@ -433,4 +495,4 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           profiles=("kafka",))
 
 ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
-       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT]
+       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT, LIST_GROUPS]
