@@ -479,11 +479,14 @@ def _share_delivery_limit(run: Run) -> None:
     run.tool("kafka-share-groups --reset-offsets --to-earliest", "share", "--reset-offsets", "--group", g,
              "--topic", tasks, "--to-earliest", "--execute")
     run.tool("after the reset: kafka-share-groups --describe", "share", "--describe", "--group", g)
+    run.tool("kafka-share-groups --delete-offsets", "share", "--delete-offsets", "--group", g, "--topic", tasks)
+    run.tool("after deleting the offsets: kafka-share-groups --describe", "share", "--describe", "--group", g)
 
 
 SHARE_DELIVERY_LIMIT = Scenario("share-delivery-limit-and-reset",
                                 "a poison message released until share.delivery.count.limit (2) archives it; "
-                                "then an admin resets the share group to the earliest offset",
+                                "then an admin resets the share group to the earliest offset and deletes "
+                                "its offsets",
                                 _share_delivery_limit, profiles=("kafka",))   # as SHARE_EXPLICIT
 
 
