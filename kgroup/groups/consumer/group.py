@@ -16,8 +16,8 @@ from typing import Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, Assignment,
-                                  EpochAssignment, MemberState, ModernGroup, ModernGroupState,
+from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                  Assignment, EpochAssignment, MemberState, ModernGroup, ModernGroupState,
                                   partitions_of, topic_partitions)
 from kgroup.javaorder import java_order, java_string_set_order
 from kgroup import records as R
@@ -355,7 +355,8 @@ def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
     V = R.ConsumerGroupCurrentMemberAssignmentValue
     return R.ConsumerGroupCurrentMemberAssignment(
         R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=CONSUMER_MEMBER_STATE.encode(m.state),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+          state=CONSUMER_MEMBER_STATE.encode(m.state),
           assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
           # Kafka 4.4.0 keeps the assignment epochs of the partitions being revoked too
           partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation,

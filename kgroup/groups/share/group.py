@@ -17,8 +17,8 @@ from typing import Any
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
-from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, Assignment, MemberState, ModernGroup, ModernGroupState, assignment_of,
-                                  topic_partitions)
+from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, Assignment, MemberState, ModernGroup, ModernGroupState,
+                                  assignment_of, topic_partitions)
 from kgroup.javaorder import java_string_set_order
 
 from .state import (InitTopic, StatePartitionMetadata, before_delete_group, delete_group_state, delete_request,
@@ -238,7 +238,8 @@ def current_assignment_record(group_id: str, m: ShareGroupMember) -> Any:
     V = R.ShareGroupCurrentMemberAssignmentValue
     return R.ShareGroupCurrentMemberAssignment(
         R.ShareGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch, state=CONSUMER_MEMBER_STATE.encode(m.state),
+        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+          state=CONSUMER_MEMBER_STATE.encode(m.state),
           assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions)))
 
 

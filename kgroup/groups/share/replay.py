@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup import records as R
-from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, MemberState, member_tombstone_allowed,
+from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, member_tombstone_allowed,
                                   replay_group_tombstone, replay_target, replay_target_epoch, replay_target_member)
 from kgroup.runtime import replays
 

@@ -584,7 +584,8 @@ def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId,
 
 def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember:
     return old.replace(
-        member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch, state=STREAMS_MEMBER_STATE.decode(v.state),
+        member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch,
+        state=STREAMS_MEMBER_STATE.decode(v.state),
         active_epochs=_epochs_from_ids(v.active_tasks, v.member_epoch),
         assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
                           warmup=tasks_from_ids(v.warmup_tasks)),
