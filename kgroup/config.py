@@ -146,7 +146,7 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
        at_least=1),
 ]}
 
-#: Names the seeds use for a setting Kafka names differently (kip-vs-kafka.md).
+#: Names the seeds use for a setting Kafka names differently (the README's profile table).
 ALIASES = {"group.share.delivery.attempt.limit": "group.share.delivery.count.limit",
            "group.share.record.lock.partition.limit": "group.share.partition.max.record.locks",
            "group.share.record.lock.duration.max.ms": "group.share.max.record.lock.duration.ms",

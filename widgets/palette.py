@@ -1,4 +1,5 @@
-"""The one visual language of every widget and chart (WORKBENCH.md)."""
+"""The one visual language of every widget and chart: the same colours and marks for the same
+thing (a state, a member, a record type) wherever it is shown."""
 from __future__ import annotations
 
 #: Streams task roles.

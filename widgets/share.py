@@ -9,7 +9,8 @@
   consumer holds, advance the clock, and step back through what it showed before.
 
 Above `AGGREGATE_ABOVE` offsets the strip shows runs of equal state instead of cells
-(WORKBENCH.md "Scale"). Cells narrow (down to `MIN_STEP` px) so that a strip, its SPEO label
+(thousands of cells
+would be unreadable and slow to draw). Cells narrow (down to `MIN_STEP` px) so that a strip, its SPEO label
 and its legend fit a notebook's output area (about 900 px) without being cut.
 """
 from __future__ import annotations

@@ -8,7 +8,8 @@
   partition counts as configured against the cluster, and the NOT_READY status if any.
 - `StreamsStepper`: the scenario stepper with the task grid of each step (look-back, no re-run).
 
-Above `AGGREGATE_ABOVE` cells the grid turns into per-member counts (WORKBENCH.md "Scale").
+Above `AGGREGATE_ABOVE` cells the grid turns into per-member counts (thousands of
+small cells would be unreadable and slow to draw).
 """
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ class Status(enum.IntEnum):
     INCORRECTLY_PARTITIONED_TOPICS = 2
     MISSING_INTERNAL_TOPICS = 3
     SHUTDOWN_APPLICATION = 4
-    ASSIGNMENT_DELAYED = 5  # Kafka only (kip-vs-kafka.md)
+    ASSIGNMENT_DELAYED = 5  # Kafka only (profile flag streams_assignment_delayed_status)
 
 
 @dataclass(frozen=True)

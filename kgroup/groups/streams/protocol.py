@@ -82,7 +82,7 @@ def _tasks(entries: Any) -> list[TaskId]:
 def validate_request(c: "Coordinator", req: Any) -> None:
     """Kafka's `throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures` and
     `throwIfStreamsGroupHeartbeatRequestIsInvalid`, in Kafka's order and words; the KIP's
-    stricter rules on top under `kip` (kip-vs-kafka.md)."""
+    stricter rules on top under `kip` (`kgroup.profile`)."""
     kip = c.profile.streams_kip_request_validation
     epoch = req.member_epoch
     if not c.profile.streams_source_topic_regex and req.topology is not None \
