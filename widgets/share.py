@@ -8,10 +8,9 @@
   buttons to fetch as a chosen consumer, accept / release / reject a range of what that
   consumer holds, advance the clock, and step back through what it showed before.
 
-Above `AGGREGATE_ABOVE` offsets the strip shows runs of equal state instead of cells
-(thousands of cells
-would be unreadable and slow to draw). Cells narrow (down to `MIN_STEP` px) so that a strip, its SPEO label
-and its legend fit a notebook's output area (about 900 px) without being cut.
+Above `AGGREGATE_ABOVE` offsets the strip shows runs of equal state instead of cells (thousands
+of cells would be unreadable and slow to draw). Cells narrow (down to `MIN_STEP` px) so that a
+strip, its SPEO label and its legend fit a notebook's output area (about 900 px) without being cut.
 """
 from __future__ import annotations
 
