@@ -44,16 +44,13 @@ REGULAR_EXPRESSION = 16
 
 @dataclass(frozen=True)
 class Scenario:
-    """A script of real-client actions (`run(Run)`), and the group types it touches."""
+    """A script of real-client actions (`run(Run)`), and the profiles it is compared under."""
 
     name: str
     description: str
     run: Callable[["Run"], None]
-    #: "kgroup" profiles it is compared under (seed-silent scenarios: both)
+    #: kgroup profiles to compare under: both where no seed forks the behaviour
     profiles: tuple[str, ...] = ("kafka", "kip")
-    #: a difference the oracle found that kgroup does not follow yet (the comparison is then
-    #: expected to fail, and a test says so while it does)
-    known_difference: str | None = None
 
 
 @dataclass

@@ -11,9 +11,7 @@ from kgroup.oracle.compare import compare
 
 pytest.importorskip("confluent_kafka")
 
-CASES = [pytest.param(s, p, id=f"{s.name}-{p}",
-                      marks=[pytest.mark.xfail(strict=True, reason=s.known_difference)] if s.known_difference else [])
-         for s in scenarios.ALL for p in s.profiles]
+CASES = [pytest.param(s, p, id=f"{s.name}-{p}") for s in scenarios.ALL for p in s.profiles]
 
 
 @pytest.mark.slow
