@@ -121,3 +121,25 @@ def test_streams_member_state_bytes_are_streams_own(byte, state):
     assert m.state.name == state
     if state != "UNKNOWN":
         assert G.current_assignment_record("g", m).encode() == (CURRENT_KEY, value)
+
+
+def test_tasks_pending_revocation_keep_their_assignment_epochs_in_the_record():
+    # Kafka 4.4.0 (seen by the oracle with real Kafka Streams): a revoking member's record lists
+    # the tasks it must give up with the epochs they were assigned in, as it does its kept tasks
+    from tests.streams_testing import shb
+    c = Coordinator()
+    c.cluster.create_topic("orders", 4)
+    epoch = shb(c, "a", 0).member_epoch    # a owns 0..3, assigned in this epoch
+    shb(c, "b", 0)                         # b joins: a must give up two tasks
+    before = c.position
+    shb(c, "a", epoch, active={"0": [0, 1, 2, 3]}, standby={}, warmup={})
+    records = [c.log.entry_at(i).record for i in range(before, c.position)]
+    current = [r for r in records if type(r).__name__ == "StreamsGroupCurrentMemberAssignment"]
+    assert current, "a's revocation wrote no current-assignment record"
+    v = current[-1].value
+    assert [(t.partitions, t.assignment_epochs) for t in v.active_tasks] == [([0, 1], [epoch, epoch])]
+    assert [(t.partitions, t.assignment_epochs) for t in v.active_tasks_pending_revocation] == \
+        [([2, 3], [epoch, epoch])]
+    # and a reload keeps them
+    g = Coordinator.load([c.log.entry_at(i).record for i in range(c.position)]).groups["app"]
+    assert g.members["a"].active_epoch_of(("0", 2)) == epoch

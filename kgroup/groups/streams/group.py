@@ -74,9 +74,9 @@ class StreamsGroupMember:
     pending_revocation: TaskSets = EMPTY_TASKS
     #: set while the member speaks the classic protocol (KIP-1071 online migration)
     classic_member_metadata: ClassicMemberMetadata | None = None
-    #: the assignment epoch of each assigned active task (Kafka's TasksTupleWithEpochs): the target
-    #: epoch it was handed over in; a task missing here counts at the member epoch, as a record
-    #: written before the epochs were stored does
+    #: the assignment epoch of each active task assigned or pending revocation (Kafka's
+    #: TasksTupleWithEpochs): the target epoch it was handed over in; a task missing here counts at
+    #: the member epoch, as a record written before the epochs were stored does
     active_epochs: Mapping[TaskId, int] = field(default_factory=dict, compare=False)
 
     def replace(self, **changes: Any) -> "StreamsGroupMember":
@@ -541,9 +541,9 @@ def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
         R.StreamsGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
 
 
-def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember) -> list:
-    """The assigned active tasks with their assignment epochs (aligned with the partitions)."""
-    tasks = m.assigned.active
+def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember, tasks: Mapping[str, frozenset[int]]) -> list:
+    """Active tasks of `m` (assigned or pending revocation) with their assignment epochs, aligned
+    with the partitions: Kafka 4.4.0 writes them for both lists."""
     return [cls(subtopology_id=s, partitions=sorted(tasks[s]),
                 assignment_epochs=[m.active_epoch_of((s, p)) for p in sorted(tasks[s])])
             for s in sorted(tasks) if tasks[s]]
@@ -556,9 +556,9 @@ def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
         R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
         V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
           state=STREAMS_MEMBER_STATE.encode(m.state),
-          active_tasks=_task_ids_with_epochs(V.TaskIds, m), standby_tasks=_task_ids(V.TaskIds, a.standby),
+          active_tasks=_task_ids_with_epochs(V.TaskIds, m, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
           warmup_tasks=_task_ids(V.TaskIds, a.warmup),
-          active_tasks_pending_revocation=_task_ids(V.TaskIds, p.active),
+          active_tasks_pending_revocation=_task_ids_with_epochs(V.TaskIds, m, p.active),
           standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
           warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup)))
 
@@ -586,7 +586,8 @@ def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember
     return old.replace(
         member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch,
         state=STREAMS_MEMBER_STATE.decode(v.state),
-        active_epochs=_epochs_from_ids(v.active_tasks, v.member_epoch),
+        active_epochs={**_epochs_from_ids(v.active_tasks_pending_revocation, v.member_epoch),
+                       **_epochs_from_ids(v.active_tasks, v.member_epoch)},
         assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),
                           warmup=tasks_from_ids(v.warmup_tasks)),
         pending_revocation=TaskSets(active=tasks_from_ids(v.active_tasks_pending_revocation),

@@ -95,6 +95,8 @@ def _next(member: StreamsGroupMember, target_epoch: int, target: TaskSets, activ
     if not revoking.is_empty and still_owns_any(owned, revoking):
         # Revoke first: the member keeps its epoch until it confirms (KIP-848 rules for actives;
         # standby and warm-up removals ride along in the same response).
+        # the revoked tasks keep their assignment epochs while pending (Kafka writes them)
+        epochs.update((task, member.active_epoch_of(task)) for task in revoking.active_ids())
         return member.with_epoch(member.member_epoch).replace(
             state=MemberState.UNREVOKED_PARTITIONS, assigned=kept, pending_revocation=revoking,
             active_epochs=epochs)
