@@ -53,6 +53,45 @@ def java_hash_order(keys: Iterable[Any], hash32: Callable[[Any], int], capacity:
     return sorted(keys, key=bucket)  # stable: same-bucket keys keep their order
 
 
+def table_size_for(n: int) -> int:
+    """`HashMap.tableSizeFor`: the table a `new HashMap<>(n)` allocates on its first insert."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def compute_if_absent_order(keys: Iterable[Any], hash32: Callable[[Any], int],
+                            initial_capacity: int | None = None) -> list:
+    """The iteration order of a HashMap filled by `computeIfAbsent` for each of `keys` (repeats
+    allowed), made with `new HashMap<>(initial_capacity)` (None: `new HashMap<>()`).
+
+    Unlike `put`, `computeIfAbsent` links a new key at the *head* of its bucket, and it
+    resizes *before* inserting, only when the size already exceeds the threshold (so a map can
+    end one key over it)."""
+    threshold = _DEFAULT_CAPACITY if initial_capacity is None else table_size_for(initial_capacity)
+    table: list[list] | None = None
+    size = 0
+    seen = set()
+    for k in keys:
+        if table is None or size > threshold:
+            capacity = threshold if table is None else 2 * len(table)
+            threshold = int(capacity * _LOAD_FACTOR)
+            grown: list[list] = [[] for _ in range(capacity)]
+            for bucket in table or ():   # a split keeps the order within a bucket
+                for key in bucket:
+                    grown[_spread(hash32(key)) & (capacity - 1)].append(key)
+            table = grown
+        if k in seen:
+            continue
+        seen.add(k)
+        table[_spread(hash32(k)) & (len(table) - 1)].insert(0, k)
+        size += 1
+    return [k for bucket in table or () for k in bucket]
+
+
+def _spread(h: int) -> int:
+    h &= 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
 def hashset_capacity(n: int) -> int:
     """The table size of `new HashSet<>(collection)` / `new HashMap<>(map)` of `n` elements."""
     wanted = max(int(n / _LOAD_FACTOR) + 1, _DEFAULT_CAPACITY)
