@@ -149,11 +149,16 @@ class MemberSpec:
     #: a member whose topology epoch is not the group's is *stale*: it may keep tasks it has,
     #: but gets no new task in any role (KIP-1071 "Topology updates")
     topology_epoch: int
-    #: what the member has now: its current assignment, including tasks pending revocation
+    #: what the member has now: its current assignment (Kafka's ``StreamsGroupMember.assignedTasks``:
+    #: not the target it is heading to, nor the tasks it is still revoking)
     current: TaskSets = field(default_factory=TaskSets)
     instance_id: str | None = None
     rack_id: str | None = None
     client_tags: Mapping[str, str] = field(default_factory=dict)
+    #: the changelog offset sums this member last reported, task -> offset (Kafka's
+    #: ``MemberAssignmentState.taskOffsets``; the ``sticky`` assignor reads these, not the
+    #: group's per-process merge in :attr:`GroupSpec.task_offsets`)
+    task_offsets: Mapping[TaskId, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The ``highly_available`` task assignor of KIP-1071: in the spirit of Kafka Streams'
 client-side ``HighAvailabilityTaskAssignor`` (KIP-441), applied per member on the broker with
-the ``sticky`` assignor's placement engine (:mod:`.sticky`).
+a sticky placement engine (:mod:`.placement`).
 
 A stateful task should be processed by a member whose process is *caught up* on it (changelog
 lag within ``acceptable_recovery_lag``, see :func:`~.api.is_caught_up`), while the load evens
@@ -32,7 +32,7 @@ from __future__ import annotations
 from kgroup.gcpause import gc_paused
 
 from .api import GroupSpec, TaskId, TaskSets
-from .sticky import Candidate, Placement, Quota
+from .placement import Candidate, Placement, Quota
 
 __all__ = ["HighlyAvailableTaskAssignor"]
 

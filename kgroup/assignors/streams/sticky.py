@@ -1,618 +1,335 @@
-"""The ``sticky`` task assignor of KIP-1071 (Kafka's broker-side
-``org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor``), and the placement
-engine that ``highly_available`` shares.
+"""The ``sticky`` task assignor of KIP-1071, step for step Kafka 4.4.0's broker-side
+``org.apache.kafka.coordinator.group.streams.assignor.StickyTaskAssignor`` (checked against
+that class by ``tests/assignors/test_streams_sticky_vs_kafka.py``).
 
-Active tasks first, then standby tasks; no warm-up tasks. Kafka's quotas are per member and
-*dynamic*: the quota is ⌈remaining tasks / members still below it⌉, and a member that reaches
-it leaves the pool with its tasks, so the quota of the others shrinks (Kafka's
-``computeTasksPerMember``/``maybeUpdate...TasksPerMember``). Active tasks:
+Active tasks first, then standby tasks for stateful subtopologies; no warm-up tasks, and the
+members' warm-up tasks, rack ids, client tags and topology epochs play no part. Each member
+has a quota that is *dynamic*: ⌈remaining tasks / members still below it⌉, and a member that
+reaches it exactly leaves the pool with its tasks (Kafka's ``computeTasksPerMember`` and
+``maybeUpdate...TasksPerMember``). Two quotas run side by side: active tasks, and all tasks
+(active plus ``num_standby_replicas`` per stateful task); one counter per member counts both
+roles.
 
-1. **previous owner**: tasks in (partition, subtopology) order; the member that had the task
-   as active keeps it while it is below the active quota;
-2. **previous standby**: the rest, same order, go to a member that had the task as a standby
-   or warm-up (the most caught-up first), else to a member of a process that reported a
-   changelog offset for it (the most caught-up process first; Kafka's cold-start
-   KAFKA-20719), while that member is below the quota;
-3. **least loaded**: the rest, in (subtopology, partition) order, each to the member with the
-   fewest active tasks; ties go to the least-loaded process (tasks per member of the
-   process) then the smallest process and member id. Consecutive tasks so go round the
-   members (Kafka's "range-based" initial assignment) and processes with more members get
-   proportionally more tasks.
+Active tasks:
 
-Standby tasks, for stateful tasks, with the quota counting active plus standby tasks, in
-(partition, subtopology) order descending: the previous active owner while below the quota,
-then previous standby/warm-up holders, then processes that reported offsets; the
-remaining replicas, in (subtopology, partition) order descending, go to the least-loaded
-members (by active plus standby tasks) whose process does not hold the task yet. Every
-stateful task is held at most once per process, in any role; a task gets fewer standbys
-when there are not enough processes.
+1. in (partition, subtopology) order, the previous active owner keeps the task while below
+   the active quota;
+2. the rest, same order, go to the best *previous standby* (members that had it as a standby
+   first, then members that reported an offset for it; each by offset, largest first) while
+   below the active quota;
+3. the rest, in (subtopology, partition) order, go to the least-loaded process (tasks per
+   member) and there to its least-loaded member.
 
-KIP-1071's topology epochs on top of Kafka's assignor: a member whose topology epoch is not
-the group's (*stale*) keeps its active tasks within its quota (step 1) and its standby tasks
-(when the rules for standbys allow), but gets nothing else; steps 2-3 and new standbys only
-consider members with the group's topology epoch. Since a stale member can take nothing
-more, it does not count as capacity: step 1 runs for the stale members first, then they
-leave the quota's pool with what they kept, and the others share the rest (for standbys,
-a stale member leaves the pool at once with its active tasks and the standbys it may keep).
-Counted as capacity, they would shrink the others' quota and the assignor would move tasks
-back and forth between the other members on every assignment. When no member has the
-group's epoch, an active task stays with its previous owner even over quota, or stays
-unassigned.
+Standby tasks, in (partition, subtopology) order descending, each replica to: the previous
+active owner when its process does not hold the task and it is below the total quota, else
+the best previous standby whose process does not hold it, while below the total quota; the
+replicas left over, in (subtopology, partition) order descending, to the least-loaded process
+that does not hold the task. A task gets fewer standbys when the processes run out.
 
-A task gets fewer standbys than ``num_standby_replicas`` when fewer processes without it
-are left (as Kafka, which gives up a replica when its heap of processes runs out). Kafka's
-standby pass is greedy and not idempotent: fed its own result, the assignor never moves an
-active task and gives each task as many standbys, but it may move standbys (a previous
-standby is kept only while its member is below the quota; the rest go to the least loaded
-again).
-
-Where this deviates from Kafka (see also ``tests/assignors/test_streams_assignors.py``):
-
-* Step 3 picks the least-loaded *member* (process load only breaks ties); Kafka picks the
-  least-loaded *process* then its least-loaded member, which after stickiness can leave a
-  member two tasks behind another. Ties are broken by ids, not by a ``HashMap``'s order.
-* Step 2 tries the ranked candidates in turn until one is below the quota; Kafka checks only
-  the one ``findPrevMemberWithLeastLoad`` picks. Offsets are per process here (the
-  coordinator merged its members' reports), so a process candidate gives the task to its
-  least-loaded member with room.
-* Stateful and stateless active tasks share one quota (as Kafka until 2026); Kafka trunk now
-  balances the two flavours separately, which would let a member keep fewer than ⌊N/M⌋ of
-  its tasks.
-* The standby quota is computed when standbys are placed, from the members' active counts
-  (Kafka updates it while placing active tasks too: it only differs for members holding more
-  active tasks than the standby-inclusive quota).
-* Rack-aware standby placement (``rack.aware.assignment.tags``, client tags) is not done.
+Ties are broken as Kafka's data structures break them, which this module reproduces: members
+are iterated in the order of a ``java.util.HashMap`` filled with ``spec.members`` in dict order
+(the coordinator's ``TargetAssignmentBuilder``), processes in the order of a ``HashMap`` sized
+for the member count, and the least loaded is what a ``java.util.PriorityQueue`` polls.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from itertools import islice
-from operator import itemgetter
+from collections.abc import Callable
+from operator import attrgetter, itemgetter
+from typing import Generic, TypeVar
 
 from kgroup.gcpause import gc_paused
+from kgroup.javaorder import compute_if_absent_order, java_hash_order
+from kgroup.log.partitioner import java_string_hashcode
 
-from .api import GroupSpec, TaskId, TaskSets
+from .api import GroupSpec, TaskAssignorException, TaskId, TaskSets
 
-__all__ = ["StickyTaskAssignor", "Placement", "Quota", "least_loaded", "sticky_rank"]
+__all__ = ["StickyTaskAssignor", "JavaPriorityQueue"]
 
-_PARTITION = itemgetter(1)
-_task_of = itemgetter(0)
+T = TypeVar("T")
 
-#: A candidate for a task: a member, or (member None) a process whose least-loaded member with
-#: room takes it.
-Candidate = tuple["str | None", str]
-#: ranks a task's candidates: (placement, task, previous standby/warm-up holders, processes with an
-#: offset for the task as (offset, process)) -> candidates, best first
-Ranker = Callable[["Placement", TaskId, list[str], list[tuple[int, str]]], list[Candidate]]
+
+class JavaPriorityQueue(Generic[T]):
+    """``java.util.PriorityQueue`` with a comparator given as a key: the same binary heap
+    (``siftUp``/``siftDown``), so equal keys come out in the order Java's would."""
+
+    __slots__ = ("queue", "key")
+
+    def __init__(self, key: Callable[[T], float]) -> None:
+        self.queue: list[T] = []
+        self.key = key
+
+    def __len__(self) -> int:
+        return len(self.queue)
+
+    def add(self, x: T) -> None:
+        q, key = self.queue, self.key
+        q.append(x)
+        k, kx = len(q) - 1, key(x)
+        while k > 0:
+            parent = (k - 1) >> 1
+            e = q[parent]
+            if kx >= key(e):
+                break
+            q[k] = e
+            k = parent
+        q[k] = x
+
+    def poll(self) -> T | None:
+        q, key = self.queue, self.key
+        if not q:
+            return None
+        result, x = q[0], q.pop()
+        n = len(q)
+        if n:
+            k, half, kx = 0, n >> 1, key(x)
+            while k < half:
+                child = 2 * k + 1
+                c = q[child]
+                right = child + 1
+                if right < n and key(c) > key(q[right]):
+                    child, c = right, q[right]
+                if kx <= key(c):
+                    break
+                q[k] = c
+                k = child
+            q[k] = x
+        return result
 
 
 def _ceil_div(tasks: int, members: int) -> int:
     return -(-tasks // members) if members > 0 else 0
 
 
-class Quota:
-    """Kafka's dynamic per-member quota: ⌈tasks / members⌉ over the members that have not
-    reached it yet; a member reaching it leaves the pool together with its tasks."""
+class _Process:
+    """Kafka's ``ProcessState``: one process's members, their task counts, and its load."""
 
-    __slots__ = ("value", "tasks", "members")
+    __slots__ = ("capacity", "load", "task_count", "counts", "active", "standby", "tasks", "by_load")
 
-    def __init__(self, tasks: int, members: int) -> None:
-        self.tasks, self.members = tasks, members
-        self.value = _ceil_div(tasks, members)
+    def __init__(self, members: list[str]) -> None:
+        self.capacity = len(members)
+        self.load = 0.0
+        self.task_count = 0
+        #: member -> active plus standby tasks; in the order of Kafka's HashMap of them
+        self.counts = dict.fromkeys(java_hash_order(members, java_string_hashcode), 0)
+        self.active: dict[str, list[TaskId]] = {}
+        self.standby: dict[str, list[TaskId]] = {}
+        self.tasks: set[TaskId] = set()
+        #: the members as a heap of [member, count] (kept across least-loaded additions only)
+        self.by_load: JavaPriorityQueue[list] | None = None
 
-    def reached(self, count: int) -> None:
-        """A member now has ``count`` tasks."""
-        if count == self.value:
-            self.members -= 1
-            self.tasks -= count
-            self.value = _ceil_div(self.tasks, self.members)
+    def _add(self, member: str, task: TaskId, active: bool) -> int:
+        self.task_count += 1
+        self.tasks.add(task)
+        (self.active if active else self.standby).setdefault(member, []).append(task)
+        n = self.counts[member] + 1
+        self.counts[member] = n
+        self.load = self.task_count / self.capacity
+        return n
 
+    def add(self, member: str, task: TaskId, active: bool) -> int:
+        """``addTask``: to a given member; the member heap is rebuilt next time."""
+        self.by_load = None
+        return self._add(member, task, active)
 
-def least_loaded(members: list[str], load: dict[str, int], process: dict[str, str],
-                 capacity: dict[str, int], process_load: dict[str, int]) -> Iterator[str]:
-    """Yield ``members`` in the order a heap keyed (member load, process load per member,
-    process id, member id) would pop them if each pop gave the member one more task.
-
-    Computed level by level instead of with a heap: at load level L every member with at
-    most L tasks takes one, members of a process in id order, processes interleaved by their
-    load ((tasks + j) / members for the j-th member served). ``load`` and ``process_load``
-    are read once, at the start; the iterator is endless (stop consuming it).
-    """
-    if not members:
-        return
-    by_load: dict[int, list[str]] = {}
-    for m in members:
-        by_load.setdefault(load[m], []).append(m)
-    pending = sorted(by_load, reverse=True)
-    level = pending[-1]
-    singletons = all(capacity[process[m]] == 1 for m in members)
-    totals = dict(process_load)
-    at_level: dict[str, list[str]] = {}
-    order: list[str] = []
-    while True:
-        joined = False
-        while pending and pending[-1] <= level:
-            for m in by_load[pending.pop()]:
-                at_level.setdefault(process[m], []).append(m)
-            joined = True
-        if singletons:
-            # One member per process: every process at this level has load == level, so the
-            # order is by process id, the same for every level until members join.
-            if joined:
-                order = [at_level[p][0] for p in sorted(at_level)]
-            yield from order
-        else:
-            if joined:
-                for ms in at_level.values():
-                    ms.sort()
-            keyed = []
-            for p, ms in at_level.items():
-                base, cap = totals[p], capacity[p]
-                keyed.extend(((base + j) / cap, p, j, m) for j, m in enumerate(ms))
-                totals[p] = base + len(ms)
-            keyed.sort()
-            for key in keyed:
-                yield key[3]
-        level += 1
+    def add_to_least_loaded(self, task: TaskId, active: bool) -> int:
+        """``addTaskToLeastLoadedMember``."""
+        counts = self.counts
+        if len(counts) == 1:
+            return self._add(next(iter(counts)), task, active)
+        heap = self.by_load
+        if heap is None:
+            heap = self.by_load = JavaPriorityQueue(_COUNT)
+            for entry in counts.items():
+                heap.add(list(entry))
+        entry = heap.poll()
+        entry[1] = self._add(entry[0], task, active)
+        heap.add(entry)
+        return entry[1]
 
 
-class Placement:
-    """The working state of one assignment: the group sorted out (members by id, processes,
-    previous holders of every task) and who gets what so far."""
+_COUNT = itemgetter(1)
+_LOAD = attrgetter("load")
+
+
+def _task_name(task: TaskId) -> str:
+    return f"{task[0]}_{task[1]}"
+
+
+class _Sticky:
+    """One run of the assignor (Kafka's ``LocalState``)."""
 
     def __init__(self, spec: GroupSpec) -> None:
-        self.spec = spec
         specs = spec.members
-        self.members = members = sorted(specs)
-        self.process = process = {m: specs[m].process_id for m in members}
-        epoch = spec.topology_epoch
-        self.eligible = [m for m in members if specs[m].topology_epoch == epoch]
-        self.is_eligible = set(self.eligible)
-        self.capacity: dict[str, int] = {}          # process -> members (all, stale ones too)
-        for m in members:
-            p = process[m]
-            self.capacity[p] = self.capacity.get(p, 0) + 1
-        self.eligible_of: dict[str, list[str]] = {}  # process -> its eligible members, by id
-        for m in self.eligible:
-            self.eligible_of.setdefault(process[m], []).append(m)
+        # TargetAssignmentBuilder puts the members into a new HashMap<>(); the assignor iterates it.
+        self.members = members = java_hash_order(specs, java_string_hashcode)
+        self.process_of = {m: specs[m].process_id for m in members}
+        self.standbys = n_standby = spec.num_standby_replicas
         subs = spec.subtopologies
+        self.subtopologies = sorted(subs)   # TopologyMetadata's SortedMap
         self.partitions = {s: sub.num_partitions for s, sub in subs.items()}
-        self.stateful = frozenset(s for s, sub in subs.items() if sub.stateful)
-        #: subtopology -> its tasks by partition (one tuple per task, shared by all structures)
-        self.task_ids: dict[str, list[TaskId]] = {s: [(s, p) for p in range(subs[s].num_partitions)]
-                                                  for s in sorted(subs)}
-        #: every task, by subtopology then partition
-        self.tasks: list[TaskId] = [t for ids in self.task_ids.values() for t in ids]
-        # -- the assignment being built
-        self.active: dict[str, list[TaskId]] = {m: [] for m in members}
-        self.standby: dict[str, list[TaskId]] = {m: [] for m in members}
-        self.warmup: dict[str, list[TaskId]] = {m: [] for m in members}
-        self.count: dict[str, int] = dict.fromkeys(members, 0)   # active (+ standby) tasks per member
-        self.owner: dict[TaskId, str] = {}                        # active owner
-        #: stateful task -> the processes holding it in any role (never one twice)
-        self.holders: dict[TaskId, list[str]] = {}
-        self._read_current()
-        self._candidates: dict[Ranker, dict[TaskId, list[Candidate]]] = {}
-        #: stateful task -> processes caught up on it (filled in by ``highly_available`` only)
-        self.caught: dict[TaskId, set[str]] = {}
+        self.stateful = {s for s, sub in subs.items() if sub.stateful}
+        total_active = sum(sub.num_partitions for sub in subs.values())
+        total = total_active + sum(sub.num_partitions * n_standby for sub in subs.values() if sub.stateful)
+        self.active_left, self.active_members = total_active, len(members)
+        self.total_left, self.total_members = total, len(members)
+        self.active_quota = _ceil_div(total_active, len(members))
+        self.total_quota = _ceil_div(total, len(members))
 
-    # -- the members' current assignments ----------------------------------------------------
-    def _read_current(self) -> None:
-        """Previous holders of each task; tasks outside the topology are dropped, and a task
-        that two members claim as active goes to the first by member id."""
-        is_eligible, task_ids = self.is_eligible, self.task_ids
-        prev_active: dict[TaskId, str] = {}
-        prev_standby: dict[TaskId, list[str]] = {}    # standby or warm-up holders
-        prev_warmup: dict[TaskId, list[str]] = {}
-        had_standby: set[tuple[str, TaskId]] = set()  # (stale member, task) it had as standby
-        for m in reversed(self.members):              # smaller ids overwrite: the first claimant wins
-            current = self.spec.members[m].current
+        by_process: dict[str, list[str]] = {}
+        for m in members:
+            by_process.setdefault(self.process_of[m], []).append(m)
+        # processIdToState: a new HashMap<>(number of members), filled by computeIfAbsent per member
+        order = compute_if_absent_order((self.process_of[m] for m in members), java_string_hashcode, len(members))
+        self.processes = {p: _Process(by_process[p]) for p in order}
+
+        # The last member (in iteration order) claiming a task as active wins.
+        self.prev_active: dict[TaskId, str] = {}
+        candidates: dict[TaskId, list[tuple[int, int, str]]] = {}
+        for m in members:
+            current = specs[m].current
             for s, ps in current.active.items():
-                ids = task_ids.get(s)
-                if ids is not None:
-                    n = len(ids)
-                    for p in ps:
-                        if 0 <= p < n:
-                            prev_active[ids[p]] = m
-            stale = m not in is_eligible
-            for role in (current.standby, current.warmup):
-                warm = role is current.warmup
-                for s, ps in role.items():
-                    ids = task_ids.get(s)
-                    if ids is None:
-                        continue
-                    n = len(ids)
-                    for p in ps:
-                        if 0 <= p < n:
-                            t = ids[p]
-                            holders = prev_standby.get(t)
-                            if holders is None:
-                                prev_standby[t] = [m]
-                            elif holders[-1] != m:
-                                holders.append(m)
-                            if warm:
-                                prev_warmup.setdefault(t, []).append(m)
-                            elif stale:
-                                had_standby.add((m, t))
-        for holders in prev_standby.values():
-            if len(holders) > 1:
-                holders.reverse()                     # member id order
-        for holders in prev_warmup.values():
-            holders.reverse()
-        self.prev_active, self.prev_standby, self.prev_warmup = prev_active, prev_standby, prev_warmup
-        self.had_standby = had_standby
-        # Processes (of this group) that reported an offset for a task: (offset, process).
-        self.offset_processes: dict[TaskId, list[tuple[int, str]]] = {}
-        partitions = self.partitions
-        for p, offsets in self.spec.task_offsets.items():
-            if p not in self.capacity:
-                continue
+                for p in ps:
+                    self.prev_active[(s, p)] = m
+            offsets = specs[m].task_offsets
+            for s, ps in current.standby.items():
+                for p in ps:
+                    candidates.setdefault((s, p), []).append((0, -offsets.get((s, p), 0), m))
             for t, offset in offsets.items():
-                n = partitions.get(t[0])
-                if n is not None and 0 <= t[1] < n:
-                    self.offset_processes.setdefault(t, []).append((offset, p))
+                if t[1] not in current.standby.get(t[0], ()):
+                    candidates.setdefault(t, []).append((1, -offset, m))
+        # STANDBY_CANDIDATE_ORDER: previous standbys first, then by offset sum, largest first
+        # (a stable sort: members in iteration order otherwise).
+        self.prev_standby: dict[TaskId, list[str]] = {
+            t: [m for *_, m in sorted(cs, key=lambda c: (c[0], c[1]))] for t, cs in candidates.items()}
 
-    def offset(self, process: str, task: TaskId, default: int = 0) -> int:
-        offsets = self.spec.task_offsets.get(process)
-        if offsets is None:
-            return default
-        return offsets.get(task, default)
+    # -- quotas --------------------------------------------------------------------------------
+    def _counted(self, n: int, active: bool) -> None:
+        """``maybeUpdateActiveTasksPerMember`` (for an active task) and ``maybeUpdateTotalTasksPerMember``:
+        a member that reaches a quota exactly leaves its pool."""
+        if active and n == self.active_quota:
+            self.active_members -= 1
+            self.active_left -= n
+            self.active_quota = _ceil_div(self.active_left, self.active_members)
+        if n == self.total_quota:
+            self.total_members -= 1
+            self.total_left -= n
+            self.total_quota = _ceil_div(self.total_left, self.total_members)
 
-    def candidates(self, task: TaskId, rank: Ranker) -> list[Candidate]:
-        """The members and processes with state for ``task``, best first (cached per task)."""
-        cache = self._candidates.get(rank)
-        if cache is None:
-            cache = self._candidates[rank] = {}
-        cands = cache.get(task)
-        if cands is None:
-            cands = cache[task] = rank(self, task, self.prev_standby.get(task, []),
-                                       self.offset_processes.get(task, []))
-        return cands
-
-    # -- giving tasks ----------------------------------------------------------------------
-    def give_active(self, member: str, task: TaskId) -> int:
-        self.active[member].append(task)
-        self.owner[task] = member
-        if task[0] in self.stateful:
-            self.holders[task] = [self.process[member]]
-        c = self.count[member] + 1
-        self.count[member] = c
-        return c
-
-    def take_active(self, member: str, task: TaskId) -> None:
-        self.active[member].remove(task)
-        del self.owner[task]
-        holders = self.holders.get(task)
-        if holders is not None:
-            holders.remove(self.process[member])
-        self.count[member] -= 1
-
-    def give_standby(self, member: str, task: TaskId) -> int:
-        self.standby[member].append(task)
-        self.holders[task].append(self.process[member])
-        c = self.count[member] + 1
-        self.count[member] = c
-        return c
-
-    def give_warmup(self, member: str, task: TaskId) -> None:
-        # Warm-ups do not count towards the load (Kafka Streams does not count them either).
-        self.warmup[member].append(task)
-        self.holders[task].append(self.process[member])
-
-    def process_loads(self) -> dict[str, int]:
-        loads = dict.fromkeys(self.capacity, 0)
-        for m, c in self.count.items():
-            loads[self.process[m]] += c
-        return loads
-
-    def room_in(self, process: str, below: int) -> str | None:
-        """The least-loaded eligible member of ``process`` with fewer than ``below`` tasks."""
-        best = None
-        for m in self.eligible_of.get(process, ()):
-            c = self.count[m]
-            if c < below and (best is None or c < self.count[best]):
-                best = m
+    def _least_loaded_previous(self, members: list[str] | None, standby: TaskId | None) -> str | None:
+        """``findPrevMemberWithLeastLoad``: the first candidate, replaced only by one whose process
+        load *and* member load are both lower (for a standby, processes holding the task are skipped)."""
+        if not members:
+            return None
+        best, best_process_load, best_member_load = None, 0.0, 0
+        for m in members:
+            process = self.processes[self.process_of[m]]
+            if standby is not None and standby in process.tasks:
+                continue
+            load, count = process.load, process.counts[m]
+            if best is None or (load < best_process_load and count < best_member_load):
+                best, best_process_load, best_member_load = m, load, count
         return best
 
-    # -- active tasks ------------------------------------------------------------------------
-    def keep_previous_active(self, quota: Quota) -> None:
-        """Step 1: previous owners keep their tasks while below the quota, tasks in (partition,
-        subtopology) order. Stale members keep theirs first and then leave the quota's pool
-        with what they kept, since they can take nothing more: otherwise they would count as
-        capacity that never fills, the quota of the others would be too small and a member's
-        own result, fed back as its current assignment, would lose tasks (no fixed point)."""
-        prev = self.prev_active
-        if len(self.eligible) == len(self.members) or not self.eligible:
-            if prev:
-                self._keep(quota, prev)
-            return
-        is_eligible = self.is_eligible
-        if prev:
-            left = self._keep(quota, {t: o for t, o in prev.items() if o not in is_eligible})
-        else:
-            left = set()
-        count = self.count
-        for m in self.members:
-            if m not in is_eligible and m not in left:
-                quota.members -= 1
-                quota.tasks -= count[m]
-        quota.value = _ceil_div(quota.tasks, quota.members)
-        if prev:
-            self._keep(quota, {t: o for t, o in prev.items() if o in is_eligible})
-
-    def _keep(self, quota: Quota, prev: dict[TaskId, str]) -> set[str]:
-        """Previous owners (task -> member) keep their tasks while below the quota; returns
-        the members that reached it (they left the pool)."""
-        active, owner, holders, count, process, stateful = (
-            self.active, self.owner, self.holders, self.count, self.process, self.stateful)
-        reached: set[str] = set()
-        q = quota.value
-        for t in sorted(self.tasks, key=_PARTITION):   # stable: (partition, subtopology)
-            o = prev.get(t)
-            if o is None:
-                continue
-            c = count[o]
-            if c < q:                                  # give_active, inlined
-                active[o].append(t)
-                owner[t] = o
-                if t[0] in stateful:
-                    holders[t] = [process[o]]
-                c += 1
-                count[o] = c
-                if c == q:
-                    quota.reached(c)
-                    reached.add(o)
-                    q = quota.value
-        return reached
-
-    def place_with_candidates(self, quota: Quota, rank: Ranker) -> None:
-        """Step 2: tasks nobody kept go to the first candidate (a previous standby/warm-up
-        holder, a process with state) below the quota; only eligible members take new tasks."""
-        if not self.prev_standby and not self.offset_processes:
-            return
-        owner = self.owner
-        tasks = [t for t in self.prev_standby if t not in owner]
-        tasks.extend(t for t in self.offset_processes if t not in owner and t not in self.prev_standby)
+    # -- active tasks --------------------------------------------------------------------------
+    def assign_active(self) -> None:
+        tasks = sorted(((s, p) for s in self.subtopologies for p in range(self.partitions[s])),
+                       key=lambda t: (t[1], t[0]))
+        processes, process_of = self.processes, self.process_of
+        for previous in (lambda t: self.prev_active.get(t),
+                         lambda t: self._least_loaded_previous(self.prev_standby.get(t), None)):
+            rest = []
+            for t in tasks:
+                m = previous(t)
+                if m is not None:
+                    process = processes[process_of[m]]
+                    if process.counts[m] < self.active_quota:
+                        self._counted(process.add(m, t, True), True)
+                        continue
+                rest.append(t)
+            tasks = rest
         tasks.sort()
-        tasks.sort(key=_PARTITION)
-        is_eligible, count = self.is_eligible, self.count
+        heap: JavaPriorityQueue[_Process] = JavaPriorityQueue(_LOAD)
+        for process in processes.values():
+            heap.add(process)
         for t in tasks:
-            for m, p in self.candidates(t, rank):
-                if m is None:
-                    m = self.room_in(p, quota.value)
-                    if m is None:
-                        continue
-                elif m not in is_eligible or count[m] >= quota.value:
-                    continue
-                quota.reached(self.give_active(m, t))
-                break
+            process = heap.poll()
+            if process is None:
+                raise TaskAssignorException(f"No process available to assign active task {_task_name(t)}.")
+            self._counted(process.add_to_least_loaded(t, True), True)
+            heap.add(process)
 
-    def fill_active(self) -> None:
-        """Step 3: every task still without an owner, in (subtopology, partition) order, to the
-        least-loaded eligible member. Without eligible members a task goes back to its
-        previous owner (over quota), or stays unassigned."""
-        owner = self.owner
-        rest = [t for t in self.tasks if t not in owner] if owner else self.tasks
-        if not rest:
-            return
-        if not self.eligible:
-            for t in rest:
-                o = self.prev_active.get(t)
-                if o is not None:
-                    self.give_active(o, t)
-            return
-        # The hot loop of a first assignment: give_active, spread over a few bulk operations.
-        active, count, process, holders, stateful = self.active, self.count, self.process, self.holders, self.stateful
-        members = list(islice(least_loaded(self.eligible, count, process, self.capacity, self.process_loads()),
-                              len(rest)))
-        owner.update(zip(rest, members))
-        for t, m in zip(rest, members):
-            active[m].append(t)
-        for m in self.eligible:
-            count[m] = len(active[m])
-        for t, m in zip(rest, members):
-            if t[0] in stateful:
-                holders[t] = [process[m]]
-
-    def assign_active(self, rank: Ranker) -> None:
-        """Kafka's three steps for active tasks (see the module docstring)."""
-        quota = Quota(len(self.tasks), len(self.members))
-        self.keep_previous_active(quota)
-        self.place_with_candidates(quota, rank)
-        self.fill_active()
-
-    # -- standby tasks -----------------------------------------------------------------------
-    def standby_quota(self) -> Quota:
-        """Kafka's quota of active plus standby tasks per member, with the members that
-        already hold at least the quota in active tasks taken out of the pool. Stale members
-        leave the pool at once with their active tasks and the standbys they may keep (they
-        take no new one), so that they do not count as capacity that never fills."""
-        k = self.spec.num_standby_replicas
-        stateful_owned = sum(1 for t in self.owner if t[0] in self.stateful)
-        quota = Quota(len(self.owner) + stateful_owned * k, len(self.members))
-        count, eligible = self.count, self.eligible
-        #: stale member -> the load up to which it keeps its standbys (it is out of the pool)
-        self.stale_cap: dict[str, int] = {}
-        if eligible and len(eligible) != len(self.members):
-            may_keep = dict.fromkeys(self.members, 0)
-            for m, t in self.had_standby:
-                if t in self.owner:
-                    may_keep[m] += 1
-            for m in self.members:
-                if m not in self.is_eligible:
-                    cap = self.stale_cap[m] = min(count[m] + may_keep[m], quota.value)
-                    quota.members -= 1
-                    quota.tasks = max(0, quota.tasks - cap)
-            quota.value = _ceil_div(quota.tasks, quota.members)
-        for c in sorted((count[m] for m in eligible), reverse=True):
-            if c < quota.value:
-                break
-            quota.members -= 1
-            quota.tasks -= c
-            quota.value = _ceil_div(quota.tasks, quota.members)
-        return quota
-
-    def may_hold_standby(self, member: str, task: TaskId) -> bool:
-        """Eligible members may get any standby; stale ones only keep a standby they had."""
-        return member in self.is_eligible or (member, task) in self.had_standby
-
-    def assign_standby(self, rank: Ranker, prefer_previous_owner: bool = True) -> None:
-        """Up to ``num_standby_replicas`` standbys per stateful task on distinct processes
-        without it: previous holders first while below the quota, then the least loaded."""
-        k = self.spec.num_standby_replicas
-        if k <= 0 or not self.stateful or not self.owner:
-            return
-        owner, stateful = self.owner, self.stateful
-        prev_active, prev_standby, offset_processes = self.prev_active, self.prev_standby, self.offset_processes
-        if not (prev_active or prev_standby or offset_processes):
-            # A first assignment: every replica goes to the least loaded, in (subtopology,
-            # partition) order descending.
-            deferred = [(t, k) for t in reversed(self.tasks) if t[0] in stateful and t in owner]
-        else:
-            deferred = self._sticky_standbys(rank, prefer_previous_owner)
-            deferred.sort(key=_task_of, reverse=True)   # Kafka: (subtopology, partition) descending
-        if deferred and self.eligible:
-            self._fill_standby(deferred)
-
-    def _sticky_standbys(self, rank: Ranker, prefer_previous_owner: bool) -> list[tuple[TaskId, int]]:
-        """Standbys for previous holders, tasks in (partition, subtopology) order descending:
-        the previous active owner (when ``prefer_previous_owner``), then the ranked
-        candidates, while below the quota. Returns the (task, replicas) still to place."""
-        k = self.spec.num_standby_replicas
-        quota = self.standby_quota()
-        count, process, holders, owner = self.count, self.process, self.holders, self.owner
-        prev_active, prev_standby, offset_processes = self.prev_active, self.prev_standby, self.offset_processes
-        is_eligible, stateful = self.is_eligible, self.stateful
-        # with eligible members, stale ones are out of the quota's pool (see standby_quota)
-        in_pool = is_eligible if self.eligible else set(self.members)
-        stale_cap = self.stale_cap
-        tasks = [t for t in self.tasks if t[0] in stateful and t in owner]
-        tasks.sort(key=_PARTITION)
-        tasks.reverse()
-        fast = rank is sticky_rank
-        deferred: list[tuple[TaskId, int]] = []
+    # -- standby tasks -------------------------------------------------------------------------
+    def assign_standby(self) -> None:
+        replicas = self.standbys
+        processes, process_of = self.processes, self.process_of
+        tasks = sorted(((s, p) for s in self.subtopologies if s in self.stateful
+                        for p in range(self.partitions[s])), key=lambda t: (t[1], t[0]), reverse=True)
+        left_over: list[tuple[TaskId, int]] = []
         for t in tasks:
-            need = k
-            held = holders[t]
-            if prefer_previous_owner:
-                o = prev_active.get(t)
-                if o is not None and o in is_eligible and process[o] not in held and count[o] < quota.value:
-                    quota.reached(self.give_standby(o, t))
-                    need -= 1
-            if not need:
-                continue
-            hs = prev_standby.get(t)
-            if fast and hs is not None and len(hs) == 1 and t not in offset_processes:
-                # The usual case, without building a candidate list: one previous standby.
-                m = hs[0]
-                p = process[m]
-                if p not in held and count[m] < stale_cap.get(m, quota.value) and (
-                        m in is_eligible or (m, t) in self.had_standby):
-                    c = self.give_standby(m, t)
-                    if m in in_pool:
-                        quota.reached(c)
-                    need -= 1
-            elif hs is not None or t in offset_processes or (not prefer_previous_owner and t in prev_active):
-                for m, p in self.candidates(t, rank):
-                    if p in held:
-                        continue
-                    if m is None:
-                        m = self.room_in(p, quota.value)
-                        if m is None:
-                            continue
-                    elif count[m] >= stale_cap.get(m, quota.value) or not self.may_hold_standby(m, t):
-                        continue
-                    c = self.give_standby(m, t)
-                    if m in in_pool:
-                        quota.reached(c)
-                    need -= 1
-                    if not need:
-                        break
-            if need:
-                deferred.append((t, need))
-        return deferred
-
-    def _fill_standby(self, deferred: list[tuple[TaskId, int]]) -> None:
-        """The remaining replicas to the least-loaded eligible members whose process does not
-        hold the task: a member popped for a task its process holds waits, first in line,
-        for the next task (Kafka's heap poll-and-put-back)."""
-        process, holders, count, standby = self.process, self.holders, self.count, self.standby
-        members = least_loaded(self.eligible, count, process, self.capacity, self.process_loads())
-        n = len(self.eligible)
-        waiting: list[str] = []
-        for t, need in deferred:
-            held = holders[t]
-            if waiting:
-                i = 0
-                while need and i < len(waiting):
-                    m = waiting[i]
-                    p = process[m]
-                    if p in held:
+            i = 0
+            while i < replicas:
+                m = self.prev_active.get(t)
+                if m is not None:
+                    process = processes[process_of[m]]
+                    if t not in process.tasks and process.counts[m] < self.total_quota:
+                        self._counted(process.add(m, t, False), False)
                         i += 1
                         continue
-                    del waiting[i]
-                    standby[m].append(t)          # give_standby, inlined
-                    held.append(p)
-                    count[m] += 1
-                    need -= 1
-            misses = 0
-            while need:
-                m = next(members)
-                p = process[m]
-                if p in held:
-                    waiting.append(m)
-                    misses += 1
-                    if misses > n:
-                        # Every member came round without a free process: the task gets at most
-                        # one more replica per eligible process that does not hold it (Kafka
-                        # gives up on a replica when its heap of processes runs out). After this
-                        # each replica still wanted has a free process whose members the endless
-                        # iterator reaches, so no further check is needed; without the cap a
-                        # task wanting more replicas than free processes would loop forever.
-                        free = sum(1 for q in self.eligible_of if q not in held)
-                        if free < need:
-                            need = free
-                        if not need:
-                            break
-                        misses = -(1 << 62)
-                    continue
-                standby[m].append(t)
-                held.append(p)
-                count[m] += 1
-                need -= 1
+                m = self._least_loaded_previous(self.prev_standby.get(t), t)
+                if m is None:
+                    break
+                process = processes[process_of[m]]
+                if process.counts[m] >= self.total_quota:
+                    break
+                self._counted(process.add(m, t, False), False)
+                i += 1
+            left_over.append((t, replicas - i))
+        left_over.sort(reverse=True)
+        heap: JavaPriorityQueue[_Process] = JavaPriorityQueue(_LOAD)
+        for process in processes.values():
+            heap.add(process)
+        for t, remaining in left_over:
+            for _ in range(remaining):
+                if not self._standby_to_least_loaded(heap, t):
+                    break   # Kafka logs "There is not enough available capacity" and moves on
 
-    # -- the result --------------------------------------------------------------------------
+    def _standby_to_least_loaded(self, heap: JavaPriorityQueue[_Process], task: TaskId) -> bool:
+        """``assignStandbyToMemberWithLeastLoad`` without its recursion: poll processes until one
+        does not hold the task, then put the polled ones back, the last polled first."""
+        polled, found = [], False
+        while True:
+            process = heap.poll()
+            if process is None:
+                break
+            polled.append(process)
+            if task not in process.tasks:
+                self._counted(process.add_to_least_loaded(task, False), False)
+                found = True
+                break
+            if not len(heap):
+                break
+        for process in reversed(polled):
+            heap.add(process)
+        return found
+
+    # -- the result ----------------------------------------------------------------------------
     def result(self) -> dict[str, TaskSets]:
-        def grouped(tasks: list[TaskId]) -> dict[str, frozenset[int]]:
-            if not tasks:
-                return {}
+        def grouped(tasks: list[TaskId] | None) -> dict[str, frozenset[int]]:
             by_sub: dict[str, list[int]] = {}
-            for s, p in tasks:
-                ps = by_sub.get(s)
-                if ps is None:
-                    by_sub[s] = [p]
-                else:
-                    ps.append(p)
+            for s, p in tasks or ():
+                by_sub.setdefault(s, []).append(p)
             return {s: frozenset(ps) for s, ps in by_sub.items()}
-        trusted = TaskSets._trusted
-        active, standby, warmup = self.active, self.standby, self.warmup
-        return {m: trusted(grouped(active[m]), grouped(standby[m]), grouped(warmup[m])) for m in self.members}
+        out = {}
+        for m in self.members:
+            process = self.processes[self.process_of[m]]
+            out[m] = TaskSets._trusted(grouped(process.active.get(m)), grouped(process.standby.get(m)), {})
+        return out
 
-
-def sticky_rank(placement: Placement, task: TaskId, holders: list[str],
-                offset_processes: list[tuple[int, str]]) -> list[Candidate]:
-    """Kafka's ``STANDBY_CANDIDATE_ORDER``: members that hold the task as a standby or warm-up
-    first, then processes only known to have state through a reported offset; each group the
-    most caught-up first (largest offset sum, 0 when unknown), then by id."""
-    process = placement.process
-    if not offset_processes and len(holders) == 1:
-        m = holders[0]
-        return [(m, process[m])]
-    offset = placement.offset
-    ranked: list[Candidate] = [
-        (m, process[m]) for _, m in sorted((-offset(process[m], task), m) for m in holders)]
-    ranked.extend((None, p) for _, p in sorted((-o, p) for o, p in offset_processes))
-    return ranked
+    def run(self) -> dict[str, TaskSets]:
+        self.assign_active()
+        if self.standbys > 0:
+            self.assign_standby()
+        return self.result()
 
 
 class StickyTaskAssignor:
@@ -621,12 +338,10 @@ class StickyTaskAssignor:
     name = "sticky"
 
     def assign(self, spec: GroupSpec) -> dict[str, TaskSets]:
-        """Member id -> active and standby tasks (no warm-ups), for every member of ``spec``."""
+        """Member id -> active and standby tasks (no warm-ups), for every member of ``spec``;
+        ``TaskAssignorException`` when there are tasks but no member, as Kafka."""
         with gc_paused():
-            placement = Placement(spec)
-            placement.assign_active(sticky_rank)
-            placement.assign_standby(sticky_rank)
-            return placement.result()
+            return _Sticky(spec).run()
 
     def __repr__(self) -> str:
         return self.name
