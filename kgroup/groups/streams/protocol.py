@@ -644,19 +644,20 @@ def assign_after_delay(c: "Coordinator", group_id: str) -> Result | None:
 
 
 def _assignor_spec(c: "Coordinator", group: StreamsGroup, members: dict[str, StreamsGroupMember],
-                   topology: Topology | None, configured: ConfiguredTopology | None,
-                   previous: dict[str, TaskSets]) -> GroupSpec:
+                   topology: Topology | None, configured: ConfiguredTopology | None) -> GroupSpec:
     cfg = settings(c, group.group_id)
     subtopologies = {}
     if configured is not None and configured.ready:
         subtopologies = {s: SubtopologySpec(cs.num_tasks, cs.stateful) for s, cs in configured.subtopologies.items()}
     specs = {}
     for mid, m in members.items():
-        # As Kafka's TargetAssignmentBuilder: the assignor is sticky to the last *target*
-        # assignment (members still reconciling own less than they will).
+        # As Kafka 4.4.0's TargetAssignmentBuilder: the assignor gets each member's *current*
+        # assignment (assignedTasks, not the target it is still reconciling towards) and the
+        # task offsets that member last reported.
         specs[mid] = MemberSpec(member_id=mid, process_id=m.process_id, topology_epoch=m.topology_epoch,
-                                current=previous.get(mid, EMPTY_TASKS), instance_id=m.instance_id,
-                                rack_id=m.rack_id, client_tags=dict(m.client_tags))
+                                current=m.assigned, instance_id=m.instance_id,
+                                rack_id=m.rack_id, client_tags=dict(m.client_tags),
+                                task_offsets=group.task_offsets.get(mid, {}))
     return GroupSpec(members=specs, subtopologies=subtopologies,
                      topology_epoch=topology.epoch if topology is not None else 0,
                      num_standby_replicas=int(cfg.num_standby_replicas),
@@ -680,7 +681,7 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
         if old_id in previous:
             previous[new_id] = previous[old_id]
     try:
-        result = assignor.assign(_assignor_spec(c, group, members, topology, configured, previous))
+        result = assignor.assign(_assignor_spec(c, group, members, topology, configured))
     except TaskAssignorException as e:
         # Kafka's StreamsGroupHeartbeat turns an assignor failure into UNKNOWN_SERVER_ERROR.
         raise KafkaError(ErrorCode.unknown_server_error,
