@@ -22,14 +22,17 @@ from kio.schema.errors import ErrorCode
 from kio.schema.index import api_key_map
 from kio.static.primitive import i32Timedelta, i64Timedelta
 
+from kgroup.protocol import schema
+
 __all__ = [
     "API_KEYS", "api_name", "build", "request", "response_class", "supported_versions",
     "get", "ms", "to_data",
 ]
 
-#: "OffsetFetch" -> 9, and so on for every API kio knows.
+#: "OffsetFetch" -> 9, and so on for every API kio knows and those `kgroup.protocol.schema` adds.
+_API_KEY_MAP = {**api_key_map, **schema.API_NAMES}
 API_KEYS: dict[str, int] = {
-    "".join(part.capitalize() for part in name.split("_")): key for key, name in api_key_map.items()
+    "".join(part.capitalize() for part in name.split("_")): key for key, name in _API_KEY_MAP.items()
 }
 _NAMES = {v: k for k, v in API_KEYS.items()}
 
@@ -48,15 +51,23 @@ def _key(api: str | int) -> int:
 
 
 def supported_versions(api: str | int) -> list[int]:
-    """The versions kio has for an API."""
+    """The versions kio has for an API, and those `kgroup.protocol.schema` adds."""
     from kio.schema.index import schema_name_map
 
-    return sorted(schema_name_map[api_key_map[_key(api)]])
+    key = _key(api)
+    kio_versions = schema_name_map[api_key_map[key]] if key in api_key_map else ()
+    return sorted({*kio_versions, *schema.versions(key)})
 
 
 # kio resolves a schema through importlib on every lookup; the classes never change
-_request_schema = functools.cache(load_request_schema)
-_response_schema = functools.cache(load_response_schema)
+@functools.cache
+def _request_schema(api_key: int, version: int) -> type:
+    return schema.request_class(api_key, version) or load_request_schema(api_key, version)
+
+
+@functools.cache
+def _response_schema(api_key: int, version: int) -> type:
+    return schema.response_class(api_key, version) or load_response_schema(api_key, version)
 
 
 def response_class(api: str | int, version: int) -> type:
