@@ -3,7 +3,9 @@
 that class by ``tests/assignors/test_streams_sticky_vs_kafka.py``).
 
 Active tasks first, then standby tasks for stateful subtopologies; no warm-up tasks, and the
-members' warm-up tasks, rack ids, client tags and topology epochs play no part. Each member
+members' warm-up tasks, rack ids and client tags play no part. One addition: when some member's
+topology epoch is not the group's, KIP-1071's rule that stale members get no new task applies
+(Kafka 4.4.0 has no such rule), with the engine of :mod:`.placement`. Each member
 has a quota that is *dynamic*: ⌈remaining tasks / members still below it⌉, and a member that
 reaches it exactly leaves the pool with its tasks (Kafka's ``computeTasksPerMember`` and
 ``maybeUpdate...TasksPerMember``). Two quotas run side by side: active tasks, and all tasks
@@ -42,6 +44,7 @@ from kgroup.javaorder import compute_if_absent_order, java_hash_order
 from kgroup.log.partitioner import java_string_hashcode
 
 from .api import GroupSpec, TaskAssignorException, TaskId, TaskSets
+from .placement import Placement, sticky_rank
 
 __all__ = ["StickyTaskAssignor", "JavaPriorityQueue"]
 
@@ -341,6 +344,13 @@ class StickyTaskAssignor:
         """Member id -> active and standby tasks (no warm-ups), for every member of ``spec``;
         ``TaskAssignorException`` when there are tasks but no member, as Kafka."""
         with gc_paused():
+            epoch = spec.topology_epoch
+            if any(m.topology_epoch != epoch for m in spec.members.values()):
+                # KIP-1071's rule for stale members, which Kafka 4.4.0 does not implement.
+                placement = Placement(spec)
+                placement.assign_active(sticky_rank)
+                placement.assign_standby(sticky_rank)
+                return placement.result()
             return _Sticky(spec).run()
 
     def __repr__(self) -> str:
