@@ -347,6 +347,12 @@ def _describe_streams(c: "Coordinator", req: Any, version: int, proceed: Proceed
     return _describe(c, req, proceed, field="group_ids", denied=_denied_group, topics_of=_streams_topics, op=op)
 
 
+@guards(93)
+def _streams_topology_description_update(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
+    """KafkaApis: READ on the group, before the coordinator sees the push."""
+    return proceed(req) if _group(c, Op.READ, req.group_id) else Result({"error_code": GAF})
+
+
 @guards(16)
 def _list_groups(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     """DESCRIBE on the cluster lists every group; otherwise only the groups the caller may describe."""

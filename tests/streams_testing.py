@@ -29,7 +29,7 @@ def shb(c: Coordinator, member_id: str, epoch: int, *, group: str = "app", topol
         rack: str | None = None, rebalance_ms: int | None = None, endpoint: tuple[str, int] | None = None,
         client_tags: dict | None = None, task_offsets: dict | None = None, task_end_offsets: dict | None = None,
         shutdown: bool = False, endpoint_epoch: int = 0, client_id: str = "kgroup", raw: dict | None = None,
-        **overrides):
+        version: int = 0, **overrides):
     """One StreamsGroupHeartbeat. A join (epoch 0) sends a full request with empty task sets,
     the given topology (STATELESS by default) and process id `process` (default: "p-<member>")."""
     if epoch == 0:
@@ -51,7 +51,7 @@ def shb(c: Coordinator, member_id: str, epoch: int, *, group: str = "app", topol
                 shutdown_application=shutdown)
     data.update(overrides)
     data.update(raw or {})  # fields to send exactly as given (e.g. a null topology on join)
-    return c.handle(request("StreamsGroupHeartbeat", 0, **data), client_id=client_id)
+    return c.handle(request("StreamsGroupHeartbeat", version, **data), client_id=client_id)
 
 
 def tasks_of(field) -> dict[str, set[int]] | None:
@@ -77,5 +77,6 @@ def written(c: Coordinator, since: int) -> list[str]:
             for i in range(since, c.position)]
 
 
-def describe(c: Coordinator, gid: str = "app"):
-    return c.handle(request("StreamsGroupDescribe", 0, group_ids=[gid], include_authorized_operations=False)).groups[0]
+def describe(c: Coordinator, gid: str = "app", version: int = 0, **fields):
+    return c.handle(request("StreamsGroupDescribe", version, group_ids=[gid], include_authorized_operations=False,
+                            **fields)).groups[0]

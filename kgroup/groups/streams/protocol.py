@@ -31,7 +31,7 @@ from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_M
                                   METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id,
                                   target_assignment_due)
 from kgroup.javaorder import service_order
-from kgroup.protocol import ms
+from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 STREAMS_GROUP_HEARTBEAT = 88
 STREAMS_GROUP_DESCRIBE = 89
+STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE = 93
 
 
 class Fenced(KafkaError):
@@ -329,14 +330,21 @@ def assignor_name(c: "Coordinator", group_id: str, configured: ConfiguredTopolog
     return "sticky"
 
 
+def task_assignor(c: "Coordinator", group_id: str, configured: ConfiguredTopology | None) -> Any:
+    """The task assignor the group's next assignment uses: a worked example's stated targets
+    (FixedTaskAssignor) replace the configured one."""
+    return c.soft_state.get(TASK_ASSIGNOR_OVERRIDE) or get_task_assignor(assignor_name(c, group_id, configured))
+
+
 # ---------------------------------------------------------------------------------------
 # StreamsGroupHeartbeat
 
 def _error(e: KafkaError, req: Any) -> dict:
     # Kafka answers an error with only its code and message: MemberId keeps its default ""
+    # (AcceptableRecoveryLag keeps its default too: 0 in v0's legacy field, -1 from v1 on)
     return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None,
             "member_id": "", "member_epoch": 0, "heartbeat_interval": 0,
-            "acceptable_recovery_lag": 0, "task_offset_interval": 0, "status": None, "active_tasks": None,
+            "task_offset_interval": 0, "status": None, "active_tasks": None,
             "standby_tasks": None, "warmup_tasks": None, "endpoint_information_epoch": 0,
             "partitions_by_user_endpoint": None}
 
@@ -348,7 +356,7 @@ def streams_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
         c.check_coordinator(req.group_id)
         if req.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
             return leave(c, req)
-        return heartbeat(c, req)
+        return heartbeat(c, req, version)
     except Fenced as e:
         group = c.groups.get(req.group_id)
         if c.profile.streams_fenced_member_removed and isinstance(group, StreamsGroup) \
@@ -397,7 +405,7 @@ def _endpoint(req: Any) -> Endpoint | None:
     return None if e is None else Endpoint(e.host, int(e.port))
 
 
-def heartbeat(c: "Coordinator", req: Any) -> Result:
+def heartbeat(c: "Coordinator", req: Any, version: int = 0) -> Result:
     group_id, epoch = req.group_id, req.member_epoch
     joining = epoch == 0
     records: list = []
@@ -455,7 +463,7 @@ def heartbeat(c: "Coordinator", req: Any) -> Result:
     if req.shutdown_application:
         group.shutdown_requested_by = member_id  # soft state, as in Kafka
 
-    response = _response(c, group, req, reconciled, topology, configured, delayed, s)
+    response = _response(c, group, req, reconciled, topology, configured, delayed, s, version)
     # Tasks are sent when joining or when they changed (Kafka sends no more than that).
     tasks_changed = reconciled.assigned != member.assigned
     if joining or tasks_changed:
@@ -674,8 +682,7 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
     moved (tombstones for members gone) and then the assignment epoch, as one batch.
     A group that is not ready gets empty targets (KIP: NOT_READY members get no tasks)."""
     gid = group.group_id
-    # A worked example's stated targets (FixedTaskAssignor) replace the configured assignor.
-    assignor = c.soft_state.get(TASK_ASSIGNOR_OVERRIDE) or get_task_assignor(assignor_name(c, gid, configured))
+    assignor = task_assignor(c, gid, configured)
     previous = dict(group.target_assignment)
     for new_id, old_id in (renamed or {}).items():   # a replaced static member's target, under its new id
         if old_id in previous:
@@ -702,7 +709,7 @@ def compute_target_assignment(c: "Coordinator", group: StreamsGroup, members: di
 
 def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGroupMember,
               topology: Topology | None, configured: ConfiguredTopology | None, delayed: str | None,
-              s: Settings) -> dict:
+              s: Settings, version: int = 0) -> dict:
     statuses: list[StatusInfo] = []   # in Kafka's order: stale topology, delay, topics, shutdown
     if topology is not None and member.topology_epoch < topology.epoch:
         statuses.append(StatusInfo(Status.STALE_TOPOLOGY,
@@ -720,8 +727,10 @@ def _response(c: "Coordinator", group: StreamsGroup, req: Any, member: StreamsGr
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None,
                 "member_id": member.member_id, "member_epoch": member.member_epoch,
                 "heartbeat_interval": int(s.heartbeat_interval_ms),
+                # v1's AcceptableRecoveryLag (int64) always carries it; Kafka 4.4.0 leaves v0's
+                # (AcceptableRecoveryLagLegacy) at 0
                 "acceptable_recovery_lag": (int(s.acceptable_recovery_lag)
-                                            if c.profile.streams_acceptable_recovery_lag_in_v0 else 0),
+                                            if version >= 1 or c.profile.streams_acceptable_recovery_lag_in_v0 else 0),
                 "task_offset_interval": int(s.task_offset_interval_ms),
                 # Always a list, [] when there is nothing to report (Kafka): under the schema's "null if
                 # unchanged", a null after a status cleared would leave a client believing it still holds.
@@ -872,7 +881,17 @@ def _task_offsets(offsets: dict[TaskId, int]) -> list[dict]:
     return [{"subtopology_id": s, "partition": p, "offset": o} for (s, p), o in sorted(offsets.items())]
 
 
-def describe_group(c: "Coordinator", group_id: str) -> dict:
+#: StreamsGroupDescribe v1's TopologyDescriptionStatus (KIP-1331)
+NOT_REQUESTED, NOT_STORED = 0, 1
+
+
+def describe_group(c: "Coordinator", group_id: str, include_topology_description: bool = False) -> dict:
+    """One group as StreamsGroupDescribe describes it; v1's fields as Kafka 4.4.0 fills them.
+
+    AssignorName: the task assignor the next assignment uses (KIP-1357), null on an error.
+    TopologyDescriptionStatus: descriptions live in a broker plugin
+    (group.streams.topology.description.plugin.class); kgroup has none, as Kafka without the
+    plugin: a described group asked for its description is NOT_STORED, TopologyDescription null."""
     base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
             "group_epoch": 0, "assignment_epoch": 0, "topology": None, "members": [],
             "authorized_operations": -2147483648}
@@ -900,14 +919,30 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
             "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
             "is_classic": m.uses_classic_protocol})
     return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members}
+            "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members,
+            "assignor_name": task_assignor(c, group_id, group.configured_topology()).name,
+            "topology_description_status": NOT_STORED if include_topology_description else NOT_REQUESTED}
 
 
 @handles(STREAMS_GROUP_DESCRIBE)
 def streams_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
     # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
     ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
+    include = bool(get(req, "include_topology_description", False))
+    return Result({"throttle_time": 0, "groups": [describe_group(c, g, include) for g in ids]})
+
+
+# ---------------------------------------------------------------------------------------
+# StreamsGroupTopologyDescriptionUpdate (KIP-1331): a member pushes its topology description
+# when a heartbeat (v1) says TopologyDescriptionRequired. Kafka 4.4.0 hands it to the broker's
+# topology description plugin and then records the stored (or failed) topology epoch in the
+# group's metadata record. Without a plugin, its default and kgroup's only case, no heartbeat
+# asks for a description and a push is refused before anything else is looked at.
+
+@handles(STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE)
+def streams_group_topology_description_update(c: "Coordinator", req: Any, version: int) -> Result:
+    return Result({"throttle_time": 0, "error_code": ErrorCode.unsupported_version,
+                   "error_message": "The broker has no streams group topology description plugin configured."})
 
 
 # ---------------------------------------------------------------------------------------
@@ -928,5 +963,6 @@ def _after_load(c: "Coordinator") -> None:
                 schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
 
 
-__all__ = ["streams_group_heartbeat", "streams_group_describe", "describe_group", "heartbeat", "leave",
+__all__ = ["streams_group_heartbeat", "streams_group_describe", "streams_group_topology_description_update",
+           "describe_group", "heartbeat", "leave",
            "fence_members", "session_key", "rebalance_key", "validate_request", "compute_target_assignment"]
