@@ -38,6 +38,10 @@ MEMBER_KEYS = frozenset({"memberId", "leader"})
 TOPIC_ID_KEYS = frozenset({"topicId"})
 #: hashes over topic ids (random per cluster): equal only in being set or not
 HASH_KEYS = frozenset({"metadataHash"})
+#: JSON keys holding ids a client makes up at random (a Kafka Streams process id)
+RANDOM_ID_KEYS = {"processId": "P"}
+#: OffsetCommit's record type
+OFFSET_COMMIT = 1
 #: ConsumerGroupRegularExpression's record type
 REGULAR_EXPRESSION = 16
 
@@ -51,6 +55,9 @@ class Scenario:
     run: Callable[["Run"], None]
     #: kgroup profiles to compare under: both where no seed forks the behaviour
     profiles: tuple[str, ...] = ("kafka", "kip")
+    #: the clients commit on a timer (Kafka Streams' commit.interval.ms): how many commits it
+    #: takes to reach an offset is timing, so only each partition's last commit is compared
+    timer_commits: bool = False
 
 
 @dataclass
@@ -210,12 +217,31 @@ def normalise(value: Any, names: _Names | None = None) -> Any:
             return names("T", v)
         if key in HASH_KEYS and isinstance(v, int):
             return "<hash>" if v else 0
+        if key in RANDOM_ID_KEYS and isinstance(v, str) and v:
+            return names(RANDOM_ID_KEYS[key], v)
+        if key == "metadata" and isinstance(v, str):
+            return _streams_commit_metadata(v)
         return v
     return walk(value)
 
 
+def _streams_commit_metadata(text: str) -> str:
+    """Kafka Streams' offset-commit metadata (base64: a version byte, then the partition's stream
+    time, a record timestamp) with the time blanked; any other metadata as it is."""
+    import base64
+    import binascii
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return text
+    if len(raw) >= 9 and raw[0] in (1, 2):
+        return f"<streams v{raw[0]}: stream time{', ' + raw[9:].hex() if raw[9:] else ''}>"
+    return text
+
+
 #: a Kafka tool's columns whose values are random (member ids, the endpoint's address)
-RANDOM_COLUMNS = {"CONSUMER-ID": "<member>", "MEMBER-ID": "<member>", "COORDINATOR": "<coordinator>"}
+RANDOM_COLUMNS = {"CONSUMER-ID": "<member>", "MEMBER-ID": "<member>", "MEMBER": "<member>",
+                  "PROCESS": "<process>", "COORDINATOR": "<coordinator>"}
 
 
 def normalise_table(text: str) -> list[list[str]]:
@@ -238,8 +264,10 @@ def normalise_table(text: str) -> list[list[str]]:
             header = cells
             out.append(cells)
             continue
-        if header is not None and len(cells) == len(header):
-            cells = [RANDOM_COLUMNS.get(h, c) for h, c in zip(header, cells)]
+        if header is not None and len(cells) >= min(2, len(header)):
+            # a row may run past its header (kafka-streams-groups lists assignments as several cells)
+            # or stop short of it (a member without tasks): the named columns come first either way
+            cells = [RANDOM_COLUMNS.get(h, c) for h, c in zip(header, cells)] + cells[len(header):]
         block.append(cells)
     flush()
     return out
@@ -250,10 +278,11 @@ def group_of_key(key: Mapping[str, Any]) -> str | None:
     return data.get("groupId", data.get("group"))
 
 
-def records_by_group(entries: Iterable[Any], groups: set[str]) -> dict[str, list[dict]]:
+def records_by_group(entries: Iterable[Any], groups: set[str], *, timer_commits: bool = False) -> dict[str, list[dict]]:
     """The records of `groups` (as Kafka's JSON, key and value) in log order, per group, with
     random values renamed: a member is named after its client id, so runs of member records that
-    Kafka writes in hash-map order of member ids can be put in one order."""
+    Kafka writes in hash-map order of member ids can be put in one order. `timer_commits`: the
+    offset commits are replaced by each partition's last one, at the end (`Scenario.timer_commits`)."""
     out: dict[str, list[dict]] = {g: [] for g in sorted(groups)}
     for e in entries:
         record = getattr(e, "record", None)
@@ -279,6 +308,9 @@ def records_by_group(entries: Iterable[Any], groups: set[str]) -> dict[str, list
         # __share_group_state records: each share-partition's in log order, one share-partition after
         # another (they live on different partitions of that topic, in no order between them)
         offsets = [d for d in normalised if "topicId" not in d["key"]["data"]]
+        if timer_commits:
+            last = {json.dumps(d["key"], sort_keys=True): d for d in offsets if d["key"]["type"] == OFFSET_COMMIT}
+            offsets = [d for d in offsets if d["key"]["type"] != OFFSET_COMMIT] + [last[k] for k in sorted(last)]
         share = sorted((d for d in normalised if "topicId" in d["key"]["data"]),
                        key=lambda d: (str(d["key"]["data"]["topicId"]), d["key"]["data"]["partition"]))
         result[g] = _in_canonical_order(offsets) + share
@@ -386,8 +418,8 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
             if check_decoder:
                 decoder_diffs += _decoder_differences(kafka, files, f"Kafka's {topic} segments", decoder)
     groups = k_run.groups | g_run.groups
-    k_records = records_by_group(kafka_entries, groups)
-    g_records = records_by_group(kgroup_entries, groups)
+    k_records = records_by_group(kafka_entries, groups, timer_commits=scenario.timer_commits)
+    g_records = records_by_group(kgroup_entries, groups, timer_commits=scenario.timer_commits)
 
     diffs: list[Difference] = []
     tools_diffs: list[Difference] = []

@@ -1,0 +1,182 @@
+"""Kafka Streams scenarios for the differential harness: real Kafka Streams 4.4.0 applications
+(`kgroup.oracle.streams`) run once against Apache Kafka and once against `kgroup serve`.
+
+Instances are started one at a time and each step waits until the group has settled (every
+instance RUNNING, every task owned once), so that what a step sees does not depend on how fast
+a JVM starts. Which instance gets which task depends on random member and process ids on both
+endpoints, so the clients' view is compared as shapes (task counts, owners per task); the
+records are compared exactly, with members named after their instances.
+"""
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+from kgroup.oracle.compare import Run, Scenario
+from kgroup.oracle.scenarios import WAIT_S, _QUIET, _ck, admin, set_group_config
+from kgroup.oracle.streams import StreamsInstance
+
+#: Kafka Streams timings shortened so a scenario takes seconds, the same on both endpoints
+FAST = {"commit.interval.ms": 200, "metadata.max.age.ms": 1000}
+
+
+def topics(run: Run, partitions: dict[str, int], records: int = 0) -> None:
+    """Create the source topics (`run.token` prefixed, as the applications read them) and
+    produce `records` records with keys k0..k9 to each, round-robin over partitions."""
+    from confluent_kafka.admin import NewTopic
+    a = admin(run)
+    names = {base: f"{run.token}-{base}" for base in partitions}
+    for f in a.create_topics([NewTopic(names[b], n, 1) for b, n in partitions.items()]).values():
+        f.result(timeout=WAIT_S)
+    if records:
+        p = _ck().Producer({"bootstrap.servers": run.bootstrap, **_QUIET})
+        for base, n in partitions.items():
+            for i in range(records):
+                p.produce(names[base], key=b"k%d" % (i % 10), value=b"k%d:v%d" % (i % 7, i), partition=i % n)
+        assert p.flush(WAIT_S) == 0, "records not delivered"
+
+
+class Apps:
+    """The instances of one application in one run, named A, B, C... (their client ids)."""
+
+    def __init__(self, run: Run, topology: str, **config: Any) -> None:
+        self.run, self.topology = run, topology
+        self.application_id = run.group("app")
+        self.config = {"group.protocol": "streams", **FAST, **config}
+        self.instances: dict[str, StreamsInstance] = {}
+
+    def start(self, name: str, topology: str | None = None, **config: Any) -> StreamsInstance:
+        inst = StreamsInstance(self.run.bootstrap, self.application_id, topology=topology or self.topology,
+                               name=name, prefix=f"{self.run.token}-", config={**self.config, **config})
+        self.instances[name] = inst.start()
+        return inst
+
+    @property
+    def live(self) -> list[StreamsInstance]:
+        return [i for i in self.instances.values() if i.running]
+
+    def settled(self, tasks: int) -> bool:
+        """Every live instance RUNNING, the `tasks` active tasks each owned exactly once and spread
+        evenly (counts one apart at most): a member still waiting for tasks another has not
+        released yet does not look settled."""
+        live = self.live
+        owners = Counter(t for i in live for t in i.active)
+        counts = [len(i.active) for i in live]
+        return bool(live) and all(i.state == "RUNNING" for i in live) and len(owners) == tasks \
+            and all(n == 1 for n in owners.values()) and max(counts) - min(counts) <= 1
+
+    def wait_settled(self, tasks: int, what: str, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.settled(tasks):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what}: not settled in {timeout:.0f} s: {self.live}\n"
+                                   + "\n".join(f"{i.name}: {i.log_tail(5)}" for i in self.live))
+            for i in self.live:
+                if i.state == "ERROR" or not i.running:
+                    raise RuntimeError(f"{what}: {i!r} failed:\n{i.log_tail()}")
+            time.sleep(0.2)
+
+    def wait_standbys(self, standbys: int, what: str, timeout: float = 90.0) -> None:
+        """Wait until the live instances hold `standbys` standby tasks, none beside its active task."""
+        deadline = time.monotonic() + timeout
+        while not (sum(len(i.standby) for i in self.live) == standbys and self.shape()["standby apart from active"]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what}: standbys not placed in {timeout:.0f} s: {self.live}")
+            time.sleep(0.2)
+
+    def shape(self) -> dict:
+        """What the instances see, without which-instance-got-which-task: task counts per
+        instance (sorted), and standbys never beside their active task."""
+        live = self.live
+        return {"active": sorted(len(i.active) for i in live),
+                "standby": sorted(len(i.standby) for i in live),
+                "standby apart from active": all(not set(i.active) & set(i.standby) for i in live)}
+
+    def close(self) -> None:
+        for i in self.instances.values():
+            i.close()
+            i.cleanup()
+
+
+@contextlib.contextmanager
+def apps(run: Run, topology: str, **config: Any) -> Iterator[Apps]:
+    a = Apps(run, topology, **config)
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+def internal_topics(run: Run, application_id: str) -> list[list]:
+    """The application's internal topics (repartition, changelog) with their partition counts."""
+    md = admin(run).list_topics(timeout=WAIT_S)
+    return sorted([name, len(t.partitions)] for name, t in md.topics.items() if name.startswith(application_id + "-"))
+
+
+def _three_instances(run: Run) -> None:
+    topics(run, {"in": 6}, records=60)
+    with apps(run, "stateless") as a:
+        for name in "ABC":
+            a.start(name)
+            a.wait_settled(6, f"{name} joined")
+            run.saw(f"{name} joined", a.shape())
+        run.tool("describe", "streams", "--describe", "--group", a.application_id, "--members")
+
+
+def _missing_source_topic(run: Run) -> None:
+    with apps(run, "stateful") as a:
+        first = a.start("A")
+        # the group is NOT_READY (MISSING_SOURCE_TOPICS): the member joins and gets no tasks
+        first.wait_for(lambda i: i.state == "REBALANCING", "A to join", WAIT_S)
+        time.sleep(3)
+        run.saw("source topic missing: A", {"state": first.state, "active": first.active})
+        run.saw("source topic missing: internal topics", internal_topics(run, a.application_id))
+        run.tool("source topic missing: describe --state", "streams", "--describe", "--group", a.application_id,
+                 "--state")
+        topics(run, {"in": 4}, records=40)
+        a.wait_settled(4, "A to start once the source topic exists")
+        run.saw("source topic created: A", a.shape())
+        run.saw("source topic created: internal topics", internal_topics(run, a.application_id))
+        run.tool("source topic created: describe --members", "streams", "--describe", "--group",
+                 a.application_id, "--members")
+
+
+def _standby_replicas(run: Run) -> None:
+    topics(run, {"in": 4}, records=40)
+    with apps(run, "stateful") as a:
+        # under the Streams protocol the group's config decides, not the client's num.standby.replicas
+        set_group_config(run, a.application_id, "streams.num.standby.replicas", "1")
+        # no initial delay: whether the changelog topic exists by A's second heartbeat (kgroup
+        # creates it at once, Kafka's controller a little later) must not decide the records
+        set_group_config(run, a.application_id, "streams.initial.rebalance.delay.ms", "0")
+        for name in "ABC":
+            a.start(name)
+            a.wait_settled(4, f"{name} joined")
+            if name != "A":   # one instance alone has nowhere to put a standby
+                a.wait_standbys(4, f"{name} joined: standbys placed")
+            run.saw(f"{name} joined", a.shape())
+        run.saw("internal topics", internal_topics(run, a.application_id))
+        run.tool("describe --members", "streams", "--describe", "--group", a.application_id, "--members")
+
+
+STREAMS_THREE_INSTANCES = Scenario(
+    "streams-three-instances",
+    "Kafka Streams (group.protocol=streams): three instances of a stateless application start one "
+    "after another; after each, every task has one owner and the group is Stable.",
+    _three_instances, profiles=("kafka",), timer_commits=True)
+STREAMS_MISSING_SOURCE_TOPIC = Scenario(
+    "streams-missing-source-topic",
+    "a stateful application starts before its source topic exists: the group is NOT_READY "
+    "(MISSING_SOURCE_TOPICS) and no internal topic is made; the topic is created, the coordinator "
+    "creates the changelog topic and the instance gets its tasks.",
+    _missing_source_topic, profiles=("kafka",), timer_commits=True)
+STREAMS_STANDBY_REPLICAS = Scenario(
+    "streams-standby-replicas",
+    "a stateful application with num.standby.replicas=1: instances A, B, C start one after another; "
+    "every task gets a standby on another instance once there is one.",
+    _standby_replicas, profiles=("kafka",), timer_commits=True)
+
+ALL = [STREAMS_THREE_INSTANCES, STREAMS_MISSING_SOURCE_TOPIC, STREAMS_STANDBY_REPLICAS]
