@@ -239,6 +239,25 @@ def _streams_commit_metadata(text: str) -> str:
     return text
 
 
+def _streams_subscription(text: str | None, names: "_Names") -> Any:
+    """A classic Kafka Streams member's subscription (base64) with the random process id in its
+    SubscriptionInfo named like the Streams records' process ids, the bytes otherwise kept."""
+    import base64
+    import uuid as _uuid
+    from kgroup.protocol.consumer_protocol import decode_subscription
+    from kgroup.protocol.streams_protocol import decode_subscription_info
+    if not text:
+        return text
+    raw = base64.b64decode(text)
+    try:
+        info = decode_subscription_info(decode_subscription(raw)[0].user_data)
+    except ValueError:
+        return text
+    pid = _uuid.UUID(str(info.process_id)).bytes
+    return {"processId": names("P", str(info.process_id)),
+            "bytes": base64.b64encode(raw.replace(pid, bytes(16))).decode()}
+
+
 #: a Kafka tool's columns whose values are random (member ids, the endpoint's address)
 RANDOM_COLUMNS = {"CONSUMER-ID": "<member>", "MEMBER-ID": "<member>", "MEMBER": "<member>",
                   "PROCESS": "<process>", "COORDINATOR": "<coordinator>"}
@@ -303,6 +322,9 @@ def records_by_group(entries: Iterable[Any], groups: set[str], *, timer_commits:
                 d["value"]["data"]["version"] = "<metadata version>"
             # a classic group's members in Kafka's hash-map order of their random ids
             members = ((d.get("value") or {}).get("data") or {}).get("members")
+            if isinstance(members, list) and d["value"]["data"].get("protocol") == "stream":
+                for m in members:
+                    m["subscription"] = _streams_subscription(m.get("subscription"), names)
             if isinstance(members, list) and members and isinstance(members[0], dict):
                 members.sort(key=lambda m: json.dumps(m, sort_keys=True))
         # __share_group_state records: each share-partition's in log order, one share-partition after

@@ -47,6 +47,8 @@ class Apps:
         self.application_id = run.group("app")
         self.config = {"group.protocol": "streams", **FAST, **config}
         self.instances: dict[str, StreamsInstance] = {}
+        #: the application's active task count, as last waited for
+        self.tasks = 0
 
     def start(self, name: str, topology: str | None = None, **config: Any) -> StreamsInstance:
         inst = StreamsInstance(self.run.bootstrap, self.application_id, topology=topology or self.topology,
@@ -69,6 +71,7 @@ class Apps:
             and all(n == 1 for n in owners.values()) and max(counts) - min(counts) <= 1
 
     def wait_settled(self, tasks: int, what: str, timeout: float = 90.0) -> None:
+        self.tasks = tasks
         deadline = time.monotonic() + timeout
         while not self.settled(tasks):
             if time.monotonic() > deadline:
@@ -96,9 +99,16 @@ class Apps:
                 "standby apart from active": all(not set(i.active) & set(i.standby) for i in live)}
 
     def close(self) -> None:
+        """Close the instances one at a time (leaving the group), each time letting the others
+        settle first: a teardown whose records do not depend on who heartbeats before whose close."""
         for i in self.instances.values():
-            i.close()
+            i.close(leave=True)
             i.cleanup()
+            if self.live and self.tasks:
+                try:
+                    self.wait_settled(self.tasks, "teardown", timeout=30)
+                except (TimeoutError, RuntimeError):
+                    pass   # a teardown: the comparison shows what came of it
 
 
 @contextlib.contextmanager
@@ -162,6 +172,80 @@ def _standby_replicas(run: Run) -> None:
         run.tool("describe --members", "streams", "--describe", "--group", a.application_id, "--members")
 
 
+def _static_members(run: Run) -> None:
+    topics(run, {"in": 4}, records=40)
+    with apps(run, "stateless") as a:
+        for name in "AB":
+            a.start(name, **{"group.instance.id": name})
+            a.wait_settled(4, f"static {name} joined")
+        before = {n: a.instances[n].active for n in "AB"}
+        # a static member's close keeps it in the group (it leaves with epoch -2): its tasks wait
+        a.instances["A"].close()
+        time.sleep(2)
+        run.saw("A closed (static): B still has only its own tasks", a.instances["B"].active == before["B"])
+        a.start("A", **{"group.instance.id": "A"})
+        a.wait_settled(4, "static A back")
+        run.saw("A restarted: tasks back on the same instances",
+                {n: a.instances[n].active == before[n] for n in "AB"})
+        run.tool("A restarted: describe --members", "streams", "--describe", "--group", a.application_id,
+                 "--members")
+        # a second instance with a taken instance id is refused (UNRELEASED_INSTANCE_ID)
+        dup = StreamsInstance(run.bootstrap, a.application_id, topology="stateless", name="dup",
+                              prefix=f"{run.token}-", config={**a.config, "group.instance.id": "B"})
+        a.instances["dup"] = dup.start()
+        dup.wait_for(lambda i: i.state in ("ERROR", "PENDING_ERROR", "NOT_RUNNING") or not i.running,
+                     "the duplicate to fail", WAIT_S)
+        run.saw("a second instance with B's instance id", {"state": dup.state, "error": any(
+            e["event"] == "error" and "UnreleasedInstanceId" in e.get("message", "") for e in dup.events)})
+        dup.close()
+        # A leaves for good (close with LEAVE_GROUP): its tasks move to B
+        a.instances["A"].close(leave=True)
+        a.wait_settled(4, "B alone after A left")
+        run.saw("A left the group: B", a.shape())
+
+
+def _topology_upgrade(run: Run) -> None:
+    topics(run, {"in": 2, "in2": 2}, records=20)
+    with apps(run, "stateful") as a:
+        for name in "AB":
+            a.start(name)
+            a.wait_settled(2, f"{name} joined")
+        # a rolling bounce onto a second version of the application (one more sub-topology)
+        for name in "AB":
+            a.instances[name].close()
+            a.start(name, topology="stateful-v2")
+            time.sleep(8)
+            run.saw(f"{name} restarted with the new topology", {
+                n: {"state": i.state, "active": len(i.active)} for n, i in sorted(a.instances.items()) if i.running})
+        run.tool("describe --members", "streams", "--describe", "--group", a.application_id, "--members")
+
+
+def _exactly_once(run: Run) -> None:
+    topics(run, {"in": 4}, records=40)
+    with apps(run, "stateless", **{"processing.guarantee": "exactly_once_v2"}) as a:
+        for name in "AB":
+            a.start(name)
+            a.wait_settled(4, f"{name} joined")
+        deadline = time.monotonic() + WAIT_S
+        while sum(i.processed for i in a.live) < 40 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        run.saw("records processed (exactly once: each once)", sum(i.processed for i in a.live))
+        time.sleep(1)   # a commit interval: the last transaction commits the offsets
+        run.tool("describe --offsets", "streams", "--describe", "--group", a.application_id, "--offsets")
+
+
+def _offline_migration(run: Run) -> None:
+    topics(run, {"in": 4}, records=40)
+    with apps(run, "stateless") as a:
+        for protocol in ("classic", "streams", "classic"):
+            inst = a.start("A", **{"group.protocol": protocol})
+            a.wait_settled(4, f"A with group.protocol={protocol}")
+            run.saw(f"A with group.protocol={protocol}", a.shape())
+            run.tool(f"{protocol}: kafka-groups --list", "groups", "--list", only_mine=True)
+            inst.close(leave=True)   # the group empties: the next protocol may take it over
+            time.sleep(1)
+
+
 STREAMS_THREE_INSTANCES = Scenario(
     "streams-three-instances",
     "Kafka Streams (group.protocol=streams): three instances of a stateless application start one "
@@ -179,4 +263,26 @@ STREAMS_STANDBY_REPLICAS = Scenario(
     "every task gets a standby on another instance once there is one.",
     _standby_replicas, profiles=("kafka",), timer_commits=True)
 
-ALL = [STREAMS_THREE_INSTANCES, STREAMS_MISSING_SOURCE_TOPIC, STREAMS_STANDBY_REPLICAS]
+STREAMS_STATIC_MEMBERS = Scenario(
+    "streams-static-members",
+    "static Streams members (group.instance.id, Kafka 4.4 and PR #22245): A closes and restarts within "
+    "the session timeout and gets its tasks back; a second instance with B's id is refused; A leaves "
+    "for good and B takes everything.",
+    _static_members, profiles=("kafka",), timer_commits=True)
+STREAMS_TOPOLOGY_UPGRADE = Scenario(
+    "streams-topology-upgrade",
+    "a rolling bounce of two instances onto a second version of the application with one more "
+    "sub-topology: what the group does with members on the old and the new topology.",
+    _topology_upgrade, profiles=("kafka",), timer_commits=True)
+STREAMS_EXACTLY_ONCE = Scenario(
+    "streams-exactly-once",
+    "processing.guarantee=exactly_once_v2: two instances commit their offsets through transactions.",
+    _exactly_once, profiles=("kafka",), timer_commits=True)
+STREAMS_OFFLINE_MIGRATION = Scenario(
+    "streams-offline-migration",
+    "the same application stopped and started with group.protocol classic, then streams, then classic "
+    "again: the empty group changes type each time.",
+    _offline_migration, profiles=("kafka",), timer_commits=True)
+
+ALL = [STREAMS_THREE_INSTANCES, STREAMS_MISSING_SOURCE_TOPIC, STREAMS_STANDBY_REPLICAS, STREAMS_STATIC_MEMBERS,
+       STREAMS_TOPOLOGY_UPGRADE, STREAMS_EXACTLY_ONCE, STREAMS_OFFLINE_MIGRATION]

@@ -32,3 +32,13 @@ def kafka() -> KafkaBroker:
         yield shared_broker(state, owner_pid=controller)
     except KafkaUnavailable as e:
         _unavailable(str(e))
+
+
+@pytest.fixture(scope="session")
+def streams_apps():
+    """The Kafka Streams applications of tests/streams_apps, compiled (javac, cached)."""
+    from kgroup.oracle.streams import java_classes
+    try:
+        return java_classes()
+    except KafkaUnavailable as e:
+        _unavailable(str(e))
