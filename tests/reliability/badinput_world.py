@@ -84,6 +84,12 @@ def _admin_seeds(c: Coordinator) -> list[Any]:
         request("ConsumerGroupDescribe", 1, group_ids=[CONSUMER, CLASSIC], include_authorized_operations=False),
         request("ShareGroupDescribe", 1, group_ids=[SHARE], include_authorized_operations=False),
         request("StreamsGroupDescribe", 0, group_ids=[STREAMS], include_authorized_operations=False),
+        request("StreamsGroupDescribe", 1, group_ids=[STREAMS, "nope"], include_authorized_operations=False,
+                include_topology_description=True),
+        request("StreamsGroupTopologyDescriptionUpdate", 0, group_id=STREAMS, member_id="m", topology_epoch=0,
+                topology_description={"subtopologies": [{"subtopology_id": "0", "nodes": [
+                    {"name": "S", "node_type": 1, "source_topics": ["orders"], "sink_topic": None, "stores": [],
+                     "successors": []}]}], "global_stores": []}),
         request("DescribeShareGroupOffsets", 1, groups=[{"group_id": SHARE, "topics": None}]),
         request("AlterShareGroupOffsets", 0, group_id="share-empty", topics=[
             {"topic_name": "foo", "partitions": [{"partition_index": 0, "start_offset": 0}]}]),
