@@ -19,6 +19,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from kgroup.errors import ErrorCode
 from kgroup.scenario import Scenario
 from widgets.palette import ERROR, STALE, TASK_ROLES
 from widgets.record_log import table_html
@@ -165,5 +166,67 @@ class StreamsStepper(Stepper):
         return out + f"<b>assignment (current)</b><ul>{lines}</ul>"
 
 
+# ---------------------------------------------------------------------------------------
+# Real Kafka Streams instances against `kgroup serve` (kgroup.oracle.streams.LiveStreams)
+
+#: StreamsGroupHeartbeat's status codes (KIP-1071)
+STATUS_NAMES = {0: "STALE_TOPOLOGY", 1: "MISSING_SOURCE_TOPICS", 2: "INCORRECTLY_PARTITIONED_TOPICS",
+                3: "MISSING_INTERNAL_TOPICS", 4: "SHUTDOWN_APPLICATION", 5: "ASSIGNMENT_DELAYED",
+                6: "MISSING_CLIENT_TAGS"}
+
+
+def _last_step_until(scenario: Scenario, seq: int) -> int | None:
+    steps = [i for i, x in enumerate(scenario.exchanges) if x.seq <= seq]
+    return steps[-1] if steps else None
+
+
+def live_phase_charts(live: Any, scenario: Scenario, group_id: str) -> list[alt.Chart]:
+    """One task grid per phase `live.mark(...)` ended: the group right after the phase's last
+    exchange (look-back), members named after their instances."""
+    names = live.member_names()
+    charts = []
+    for label, seq in live.phases:
+        i = _last_step_until(scenario, seq)
+        group = scenario.state_after(i).groups.get(group_id) if i is not None else None
+        if group is None or not hasattr(group, "target_assignment") or not group.members:
+            continue
+        charts.append(task_grid_chart(task_frame(group, names=names),
+                                      title=f"{label} (group epoch {group.group_epoch})"))
+    return charts
+
+
+def _tasks_text(field: Any) -> str:
+    if field is None:
+        return "—"
+    return " ".join(f"{t.subtopology_id}_{p}" for t in field for p in t.partitions) or "none"
+
+
+def live_heartbeats(live: Any, *, changes_only: bool = True) -> pd.DataFrame:
+    """The StreamsGroupHeartbeats the instances sent, as rows: instance, member epoch sent and
+    received, error, the statuses (by name) and the active tasks handed out (— when the answer
+    left them out: nothing changed). `changes_only`: leave out answers that changed nothing."""
+    names = live.member_names()
+    phase_of = {}
+    for label, seq in live.phases:
+        phase_of.setdefault(seq, label)
+    rows = []
+    bounds = sorted(phase_of)
+    for x in live.server.exchanges():
+        current = next((phase_of[b] for b in bounds if x.seq <= b), "after the last mark")
+        if x.api_key != 88 or x.response is None:
+            continue
+        req, resp = x.request, x.response
+        row = {"phase": current, "#": x.seq, "instance": names.get(resp.member_id or req.member_id, x.client_id),
+               "sent epoch": req.member_epoch, "epoch": resp.member_epoch,
+               "error": ErrorCode(resp.error_code).name.upper() if resp.error_code else "",
+               "status": ", ".join(STATUS_NAMES.get(s.status_code, str(s.status_code)) for s in resp.status or ()),
+               "active tasks": _tasks_text(resp.active_tasks)}
+        if changes_only and not row["error"] and row["active tasks"] == "—" and not row["status"] \
+                and row["sent epoch"] == row["epoch"]:
+            continue
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 __all__ = ["task_frame", "task_grid_chart", "assignment_text", "topology_html", "StreamsStepper", "AGGREGATE_ABOVE",
-           "STALE_MEMBER"]
+           "STALE_MEMBER", "STATUS_NAMES", "live_phase_charts", "live_heartbeats"]

@@ -83,17 +83,20 @@ class StreamsInstance:
 
     `config`: StreamsConfig entries (`group.protocol`, `num.stream.threads`, `group.instance.id`,
     `num.standby.replicas`, `processing.guarantee`, ...); `prefix`: put before the source and sink
-    topic names (the internal topics are named after `application_id`, as Kafka Streams names them).
+    topic names (the internal topics are named after `application_id`, as Kafka Streams names them);
+    `topics`: some of those names replaced outright, e.g. {"in": "orders"}.
     """
 
     def __init__(self, bootstrap: str, application_id: str, *, topology: str = "stateless",
-                 name: str = "app", prefix: str = "", config: Mapping[str, Any] | None = None,
+                 name: str = "app", prefix: str = "", topics: Mapping[str, str] | None = None,
+                 config: Mapping[str, Any] | None = None,
                  directory: str | os.PathLike | None = None, version: str = KAFKA_VERSION,
                  heap_mb: int = 256) -> None:
         if topology not in TOPOLOGIES:
             raise ValueError(f"unknown topology {topology!r}; one of {', '.join(TOPOLOGIES)}")
         self.bootstrap, self.application_id, self.topology = bootstrap, application_id, topology
         self.name, self.prefix, self.version, self.heap_mb = name, prefix, version, heap_mb
+        self.topics = dict(topics or {})
         self.config = {k: str(v) for k, v in (config or {}).items()}
         self._own_dir = directory is None
         self.directory = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix=f"kgroup-streams-{name}-"))
@@ -157,7 +160,8 @@ class StreamsInstance:
         (self.directory / "log4j2.properties").write_text(_LOG4J.format(log=self.directory / "client.log"))
         config = {"bootstrap.servers": self.bootstrap, "application.id": self.application_id,
                   "client.id": self.name, "state.dir": str(self.directory / "state"), **self.config}
-        args = [f"topology={self.topology}", f"prefix={self.prefix}", *(f"{k}={v}" for k, v in config.items())]
+        args = [f"topology={self.topology}", f"prefix={self.prefix}", *(f"topic.{k}={v}" for k, v in self.topics.items()),
+                *(f"{k}={v}" for k, v in config.items())]
         self.process = subprocess.Popen(
             [java, f"-Xmx{self.heap_mb}m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              "-Dlog4j2.configurationFile=" + str(self.directory / "log4j2.properties"),
@@ -225,3 +229,146 @@ class StreamsInstance:
     def __repr__(self) -> str:
         return (f"StreamsInstance({self.name!r}, {self.application_id!r}, {self.topology}, state={self.state}, "
                 f"active={self.active}, standby={self.standby})")
+
+
+# -- several instances ------------------------------------------------------------------------
+def settled(instances: list[StreamsInstance], tasks: int) -> bool:
+    """Every instance RUNNING, the `tasks` active tasks each owned exactly once and spread evenly
+    (counts one apart at most): a member still waiting for tasks another has not released yet
+    does not look settled."""
+    owners: dict[str, int] = {}
+    for i in instances:
+        for t in i.active:
+            owners[t] = owners.get(t, 0) + 1
+    counts = [len(i.active) for i in instances]
+    return bool(instances) and all(i.state == "RUNNING" for i in instances) and len(owners) == tasks \
+        and all(n == 1 for n in owners.values()) and max(counts) - min(counts) <= 1
+
+
+def wait_settled(instances: Callable[[], list[StreamsInstance]], tasks: int, what: str, timeout: float = 90.0) -> None:
+    """Block until `settled(instances(), tasks)`; fails early if an instance dies or errs."""
+    deadline = time.monotonic() + timeout
+    while not settled(instances(), tasks):
+        live = instances()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not settled in {timeout:.0f} s: {live}\n"
+                               + "\n".join(f"{i.name}: {i.log_tail(5)}" for i in live))
+        for i in live:
+            if i.state == "ERROR" or not i.running:
+                raise RuntimeError(f"{what}: {i!r} failed:\n{i.log_tail()}")
+        time.sleep(0.2)
+
+
+class LiveStreams:
+    """Real Kafka Streams instances against an embedded, recording `kgroup serve`, for the
+    notebooks' `client="kafka-streams"` runs: start and stop instances, mark phases, then step
+    through what the coordinator served (`widgets.served.served_scenario(live.server, group=...)`).
+
+        live = LiveStreams({"orders": 4}, application_id="orders-app", profile="kip")   # "in" is "orders"
+        live.start("A"); live.start("B"); live.wait_settled(4, "A and B share the tasks")
+        live.mark("A and B")
+        live.stop()
+    """
+
+    def __init__(self, topics: Mapping[str, int], *, application_id: str = "app", profile: str = "kafka",
+                 records: int = 20, topology: str = "stateless", config: Mapping[str, Any] | None = None,
+                 group_configs: Mapping[str, Any] | None = None, names: Mapping[str, str] | None = None) -> None:
+        from kgroup.cluster import Cluster
+        from kgroup.coordinator import Coordinator
+        from kgroup.serve import Server
+        self.application_id, self.topology = application_id, topology
+        #: the topologies' topic names as this run calls them (StreamsApp's "in" -> "orders", ...)
+        self.names = {"in": "orders", "in2": "payments", "right": "customers", "out": "orders-out",
+                      "counts-out": "order-counts", "out2": "payments-out", "joined-out": "joined",
+                      **(names or {})}
+        self.config = {"group.protocol": "streams", "commit.interval.ms": 200, **(config or {})}
+        self.server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True,
+                             record=True).start()
+        self.instances: dict[str, StreamsInstance] = {}
+        #: (label, number of exchanges recorded when the phase ended)
+        self.phases: list[tuple[str, int]] = []
+        try:
+            self.create_topics(topics, records)
+            if group_configs:
+                self.set_group_configs(group_configs)
+        except Exception:
+            self.server.stop()
+            raise
+
+    @property
+    def bootstrap(self) -> str:
+        return self.server.bootstrap
+
+    def create_topics(self, topics: Mapping[str, int], records: int = 0) -> None:
+        """Create source topics (CreateTopics) and produce `records` keyed records to each."""
+        from confluent_kafka import Producer
+        from confluent_kafka.admin import AdminClient, NewTopic
+        quiet = {"bootstrap.servers": self.bootstrap, "log_level": 3}
+        admin = AdminClient(quiet)
+        for f in admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()]).values():
+            f.result(timeout=30)
+        if records:
+            p = Producer(quiet)
+            for t, n in topics.items():
+                for i in range(records):
+                    p.produce(t, key=b"k%d" % (i % 10), value=b"k%d:v%d" % (i % 7, i), partition=i % n)
+            if p.flush(30):
+                raise RuntimeError("records not delivered to kgroup serve")
+
+    def set_group_configs(self, configs: Mapping[str, Any]) -> None:
+        """IncrementalAlterConfigs on the application's group (e.g. streams.num.standby.replicas),
+        as `kafka-configs --entity-type groups` sends it."""
+        from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+        entries = [ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
+        for f in admin.incremental_alter_configs([ConfigResource(ResourceType.GROUP, self.application_id,
+                                                                 incremental_configs=entries)]).values():
+            f.result(timeout=30)
+
+    def start(self, name: str, topology: str | None = None, **config: Any) -> StreamsInstance:
+        inst = StreamsInstance(self.bootstrap, self.application_id, topology=topology or self.topology,
+                               name=name, topics=self.names, config={**self.config, **config})
+        old = self.instances.get(name)
+        if old is not None:
+            old.cleanup()
+        self.instances[name] = inst.start()
+        return inst
+
+    @property
+    def live(self) -> list[StreamsInstance]:
+        return [i for i in self.instances.values() if i.running]
+
+    def wait_settled(self, tasks: int, what: str, timeout: float = 90.0) -> None:
+        wait_settled(lambda: self.live, tasks, what, timeout)
+
+    def mark(self, label: str) -> None:
+        """End a phase here: (label, the sequence number of the last exchange recorded so far)."""
+        recorded = self.server.exchanges()
+        self.phases.append((label, recorded[-1].seq if recorded else -1))
+
+    def member_names(self) -> dict[str, str]:
+        """Member ids named after their instances, from the recorded StreamsGroupHeartbeats: "A"
+        for A's first member id, "A'" for the one it came back with after a restart, and so on."""
+        names: dict[str, str] = {}
+        taken: dict[str, int] = {}
+        for x in self.server.exchanges():
+            if x.api_key != 88 or x.response is None or not x.response.member_id:
+                continue
+            member = x.response.member_id
+            if member not in names:
+                instance = (x.client_id or "?").split("-StreamThread-")[0]
+                names[member] = instance + "'" * taken.get(instance, 0)
+                taken[instance] = taken.get(instance, 0) + 1
+        return names
+
+    def stop(self) -> None:
+        for i in self.instances.values():
+            i.close(leave=True)
+            i.cleanup()
+        self.server.stop()
+
+    def __enter__(self) -> "LiveStreams":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()

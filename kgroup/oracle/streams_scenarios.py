@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 from kgroup.oracle.compare import Run, Scenario
 from kgroup.oracle.scenarios import WAIT_S, _QUIET, _ck, admin, set_group_config
-from kgroup.oracle.streams import StreamsInstance
+from kgroup.oracle.streams import StreamsInstance, wait_settled
 
 #: Kafka Streams timings shortened so a scenario takes seconds, the same on both endpoints
 FAST = {"commit.interval.ms": 200, "metadata.max.age.ms": 1000}
@@ -60,27 +59,9 @@ class Apps:
     def live(self) -> list[StreamsInstance]:
         return [i for i in self.instances.values() if i.running]
 
-    def settled(self, tasks: int) -> bool:
-        """Every live instance RUNNING, the `tasks` active tasks each owned exactly once and spread
-        evenly (counts one apart at most): a member still waiting for tasks another has not
-        released yet does not look settled."""
-        live = self.live
-        owners = Counter(t for i in live for t in i.active)
-        counts = [len(i.active) for i in live]
-        return bool(live) and all(i.state == "RUNNING" for i in live) and len(owners) == tasks \
-            and all(n == 1 for n in owners.values()) and max(counts) - min(counts) <= 1
-
     def wait_settled(self, tasks: int, what: str, timeout: float = 90.0) -> None:
         self.tasks = tasks
-        deadline = time.monotonic() + timeout
-        while not self.settled(tasks):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{what}: not settled in {timeout:.0f} s: {self.live}\n"
-                                   + "\n".join(f"{i.name}: {i.log_tail(5)}" for i in self.live))
-            for i in self.live:
-                if i.state == "ERROR" or not i.running:
-                    raise RuntimeError(f"{what}: {i!r} failed:\n{i.log_tail()}")
-            time.sleep(0.2)
+        wait_settled(lambda: self.live, tasks, what, timeout)
 
     def wait_standbys(self, standbys: int, what: str, timeout: float = 90.0) -> None:
         """Wait until the live instances hold `standbys` standby tasks, none beside its active task."""

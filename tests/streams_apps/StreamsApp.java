@@ -7,7 +7,8 @@
  *        application.id=... group.protocol=streams [any StreamsConfig key=value ...]
  *
  * Topologies (topic names get the prefix given as prefix=..., so that runs sharing a broker
- * do not share topics; scenarios create and fill them):
+ * do not share topics, or are renamed one by one with topic.in=orders and so on; scenarios
+ * create and fill them):
  *   stateless    in -> filter -> mapValues -> out
  *   stateful     in -> groupByKey -> count (store "counts", changelog-backed) -> counts-out
  *   join         in -> selectKey -> repartition -> join(table "right") -> joined-out
@@ -65,9 +66,10 @@ public final class StreamsApp {
     }
 
     static String prefix = "";
+    static final java.util.Map<String, String> RENAMED = new java.util.HashMap<>();
 
     static String t(String name) {
-        return prefix + name;
+        return RENAMED.getOrDefault(name, prefix + name);
     }
 
     static Topology topology(String name) {
@@ -125,6 +127,7 @@ public final class StreamsApp {
             String key = arg.substring(0, eq), value = arg.substring(eq + 1);
             if (key.equals("topology")) topologyName = value;
             else if (key.equals("prefix")) prefix = value;
+            else if (key.startsWith("topic.")) RENAMED.put(key.substring(6), value);
             else if (key.equals("report.ms")) reportMs = Long.parseLong(value);
             else props.put(key, value);
         }
