@@ -201,29 +201,43 @@ def _tasks_text(field: Any) -> str:
     return " ".join(f"{t.subtopology_id}_{p}" for t in field for p in t.partitions) or "none"
 
 
+#: the group APIs a Kafka Streams instance speaks: KIP-1071's heartbeat, and the classic protocol's
+_LIVE_APIS = {88: "StreamsGroupHeartbeat", 11: "JoinGroup", 14: "SyncGroup", 12: "Heartbeat", 13: "LeaveGroup"}
+
+
 def live_heartbeats(live: Any, *, changes_only: bool = True) -> pd.DataFrame:
-    """The StreamsGroupHeartbeats the instances sent, as rows: instance, member epoch sent and
-    received, error, the statuses (by name) and the active tasks handed out (— when the answer
-    left them out: nothing changed). `changes_only`: leave out answers that changed nothing."""
+    """The group requests the instances sent (StreamsGroupHeartbeat, and JoinGroup / SyncGroup /
+    Heartbeat / LeaveGroup from instances on the classic protocol), as rows: phase, instance,
+    epoch (or generation) sent and received, error, statuses by name, and the active tasks a
+    StreamsGroupHeartbeat handed out (— when the answer left them out: nothing changed).
+    `changes_only`: leave out answers that changed nothing."""
     names = live.member_names()
-    phase_of = {}
-    for label, seq in live.phases:
-        phase_of.setdefault(seq, label)
+    bounds = [(seq, label) for label, seq in live.phases]
     rows = []
-    bounds = sorted(phase_of)
     for x in live.server.exchanges():
-        current = next((phase_of[b] for b in bounds if x.seq <= b), "after the last mark")
-        if x.api_key != 88 or x.response is None:
+        if x.api_key not in _LIVE_APIS or x.response is None:
             continue
+        phase = next((label for seq, label in bounds if x.seq <= seq), "after the last mark")
         req, resp = x.request, x.response
-        row = {"phase": current, "#": x.seq, "instance": names.get(resp.member_id or req.member_id, x.client_id),
-               "sent epoch": req.member_epoch, "epoch": resp.member_epoch,
-               "error": ErrorCode(resp.error_code).name.upper() if resp.error_code else "",
-               "status": ", ".join(STATUS_NAMES.get(s.status_code, str(s.status_code)) for s in resp.status or ()),
-               "active tasks": _tasks_text(resp.active_tasks)}
-        if changes_only and not row["error"] and row["active tasks"] == "—" and not row["status"] \
-                and row["sent epoch"] == row["epoch"]:
-            continue
+        instance = (x.client_id or "?").split("-StreamThread-")[0]
+        row = {"phase": phase, "#": x.seq, "api": _LIVE_APIS[x.api_key], "instance": instance,
+               "sent epoch": "", "epoch": "", "error": "", "status": "", "active tasks": ""}
+        code = getattr(resp, "error_code", 0)
+        row["error"] = ErrorCode(code).name.upper() if code else ""
+        if x.api_key == 88:
+            row.update({"instance": names.get(resp.member_id or req.member_id, instance),
+                        "sent epoch": req.member_epoch, "epoch": resp.member_epoch,
+                        "status": ", ".join(STATUS_NAMES.get(st.status_code, str(st.status_code))
+                                            for st in resp.status or ()),
+                        "active tasks": _tasks_text(resp.active_tasks)})
+            if changes_only and not row["error"] and row["active tasks"] == "—" and not row["status"] \
+                    and row["sent epoch"] == row["epoch"]:
+                continue
+        else:
+            if changes_only and x.api_key == 12 and not row["error"]:
+                continue   # a classic heartbeat that changed nothing
+            row["sent epoch"] = getattr(req, "generation_id", "")
+            row["epoch"] = getattr(resp, "generation_id", "")
         rows.append(row)
     return pd.DataFrame(rows)
 

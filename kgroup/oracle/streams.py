@@ -285,8 +285,10 @@ class LiveStreams:
         self.server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True,
                              record=True).start()
         self.instances: dict[str, StreamsInstance] = {}
-        #: (label, number of exchanges recorded when the phase ended)
+        #: (label, the sequence number of the phase's last exchange)
         self.phases: list[tuple[str, int]] = []
+        # one directory per instance name, kept across restarts (its state, its process id)
+        self.directory = Path(tempfile.mkdtemp(prefix="kgroup-live-streams-"))
         try:
             self.create_topics(topics, records)
             if group_configs:
@@ -303,6 +305,8 @@ class LiveStreams:
         """Create source topics (CreateTopics) and produce `records` keyed records to each."""
         from confluent_kafka import Producer
         from confluent_kafka.admin import AdminClient, NewTopic
+        if not topics:
+            return
         quiet = {"bootstrap.servers": self.bootstrap, "log_level": 3}
         admin = AdminClient(quiet)
         for f in admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()]).values():
@@ -326,13 +330,23 @@ class LiveStreams:
             f.result(timeout=30)
 
     def start(self, name: str, topology: str | None = None, **config: Any) -> StreamsInstance:
-        inst = StreamsInstance(self.bootstrap, self.application_id, topology=topology or self.topology,
-                               name=name, topics=self.names, config={**self.config, **config})
+        """Start instance `name` (again: a restart of the same instance, with its state directory)."""
         old = self.instances.get(name)
         if old is not None:
-            old.cleanup()
+            old.kill()
+        home = self.directory / name
+        home.mkdir(exist_ok=True)
+        inst = StreamsInstance(self.bootstrap, self.application_id, topology=topology or self.topology,
+                               name=name, topics=self.names, config={**self.config, **config}, directory=home)
         self.instances[name] = inst.start()
         return inst
+
+    def delete_group(self) -> None:
+        """DeleteGroups for the application's group (what `kafka-streams-groups --delete` sends)."""
+        from confluent_kafka.admin import AdminClient
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 3})
+        for f in admin.delete_consumer_groups([self.application_id]).values():
+            f.result(timeout=30)
 
     @property
     def live(self) -> list[StreamsInstance]:
@@ -361,11 +375,16 @@ class LiveStreams:
                 taken[instance] = taken.get(instance, 0) + 1
         return names
 
-    def stop(self) -> None:
+    def close_instances(self) -> None:
+        """Close every instance still running (leaving the group); the server keeps serving, so
+        the recorded run can still be looked back on."""
         for i in self.instances.values():
             i.close(leave=True)
-            i.cleanup()
+
+    def stop(self) -> None:
+        self.close_instances()
         self.server.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     def __enter__(self) -> "LiveStreams":
         return self
