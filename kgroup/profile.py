@@ -57,6 +57,10 @@ class Profile:
     #: Streams: the MISSING_INTERNAL_TOPICS detail says how creating the topics stands (kip: KIP-1071
     #: "whether an attempt to create the topics was made") vs Kafka's "Internal topics are missing: ..." (kafka).
     streams_internal_topic_progress: bool
+    #: Streams: a standby or warm-up task becoming active on the same member is revoked from its old
+    #: role first (kip: KIP-1071's online-migration example, C drops warm-up 0_2 before epoch 25) vs
+    #: kept in it until the active task is granted (kafka: CurrentAssignmentBuilder's promotions).
+    streams_promotion_keeps_old_role: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
     #: Share: the durable-state write of an acknowledgement carries the SPSO it moves to (kip:
@@ -116,6 +120,7 @@ KIP = Profile(
     streams_static_leave_revokes_pending=True,
     streams_bump_on_every_assignment_config=True,
     streams_internal_topic_progress=True,
+    streams_promotion_keeps_old_role=False,
     share_archive_acquired_below_spso=True,
     share_ack_write_carries_new_spso=True,
     share_reset_spso_written_at_load=True,
@@ -146,6 +151,7 @@ KAFKA = Profile(
     streams_static_leave_revokes_pending=False,
     streams_bump_on_every_assignment_config=False,
     streams_internal_topic_progress=False,
+    streams_promotion_keeps_old_role=True,
     share_archive_acquired_below_spso=False,
     share_ack_write_carries_new_spso=False,
     share_reset_spso_written_at_load=False,

@@ -1121,8 +1121,8 @@ def test_replay_streams_group_current_member_assignment_with_compaction():
     g = compaction_group(("memberIdA", 11, TaskSets(active={"subtopology": frozenset({0})})),
                          ("memberIdB", 12, TaskSets(active={"subtopology": frozenset({0})})),
                          ("memberIdA", 13, TaskSets(active={"subtopology": frozenset({1})})))
-    assert (g.active_task_epoch(("subtopology", 0)), g.active_task_epoch(("subtopology", 1))) == (12, 13)
-    assert g.held_in_process("processIdB", ("subtopology", 0), "x") and g.held_in_process("processIdA", ("subtopology", 1), "x")
+    assert g.current_active_task_process_id(("subtopology", 0)) == "processIdB"
+    assert g.current_active_task_process_id(("subtopology", 1)) == "processIdA"
 
 
 def test_replay_streams_group_current_member_assignment_unowned_topology_with_compaction():
@@ -1130,8 +1130,8 @@ def test_replay_streams_group_current_member_assignment_unowned_topology_with_co
                          ("memberIdB", 12, TaskSets(active={"subtopologyFoo": frozenset({0})})),
                          ("memberIdB", 13, TaskSets()),
                          ("memberIdA", 14, TaskSets(active={"subtopologyBar": frozenset({0})})))
-    assert g.active_task_epoch(("subtopologyFoo", 0)) == -1 and g.active_task_epoch(("subtopologyBar", 0)) == 14
-    assert g.held_in_process("processIdA", ("subtopologyBar", 0), "x")
+    assert g.current_active_task_process_id(("subtopologyFoo", 0)) is None
+    assert g.current_active_task_process_id(("subtopologyBar", 0)) == "processIdA"
 
 
 @both

@@ -137,8 +137,16 @@ def streams_reconcile_ignores_previous_owner(mp: pytest.MonkeyPatch) -> None:
     from kgroup.groups.streams import protocol
     original = protocol.reconcile
 
-    def reconcile(member, target_epoch, target, *, active_epoch, **kw):
-        return original(member, target_epoch, target, active_epoch=lambda task: -1, **kw)
+    class NoActiveOwner:
+        def __init__(self, owners):
+            self.current_standby_task_process_ids = owners.current_standby_task_process_ids
+            self.current_warmup_task_process_ids = owners.current_warmup_task_process_ids
+
+        def current_active_task_process_id(self, task):
+            return None
+
+    def reconcile(member, target_epoch, target, *, owners, **kw):
+        return original(member, target_epoch, target, owners=NoActiveOwner(owners), **kw)
     mp.setattr(protocol, "reconcile", reconcile)
 
 

@@ -33,6 +33,7 @@ from . import protocol as P
 from .group import EMPTY_TASKS, StreamsGroup, StreamsGroupMember
 from .migration import (CONSUMER_PROTOCOL_TYPE, KIND, MALFORMED, assignment_bytes, endpoint_of, migration_enabled,
                         reported_offsets)
+from .reconciliation import is_unreleased
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -149,13 +150,10 @@ def _waited_for_tasks_free(group: StreamsGroup, member: StreamsGroupMember) -> b
     """Some task the member waits for (UNRELEASED) has been let go by its holder."""
     target = group.target_assignment.get(member.member_id, EMPTY_TASKS)
     missing = G.difference(target, member.assigned)
-    for task in missing.active_ids():
-        if group.active_task_epoch(task) == -1 and not group.held_in_process(member.process_id, task, member.member_id):
-            return True
-    for task in (*missing.standby_ids(), *missing.warmup_ids()):
-        if not group.held_in_process(member.process_id, task, member.member_id):
-            return True
-    return False
+    return any(not is_unreleased(role, member, task, group)
+               for role, tasks in (("active", missing.active_ids()), ("standby", missing.standby_ids()),
+                                   ("warmup", missing.warmup_ids()))
+               for task in tasks)
 
 
 def must_rejoin(group: StreamsGroup, member: StreamsGroupMember) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from .topology import Topology
 
 STREAMS_PROTOCOL_TYPE = "streams"
 EMPTY_TASKS = TaskSets()
+_NO_PROCESSES: frozenset[str] = frozenset()
 ROLES = ("active", "standby", "warmup")
 
 
@@ -186,10 +188,11 @@ class StreamsGroup(ModernGroup):
         #: so it only keeps what a log holds and writes it back with every metadata record
         self.stored_description_topology_epoch = -1
         self.failed_description_topology_epoch = -1
-        #: (subtopology, partition) -> epoch of the member owning it as active (assigned or revoking)
-        self.active_task_epochs: dict[TaskId, int] = {}
-        #: process id -> task -> member ids holding it there in any role (assigned or revoking)
-        self.process_tasks: dict[str, dict[TaskId, set[str]]] = {}
+        #: who runs each task now, by process, kept as Kafka's StreamsGroup keeps them (from every
+        #: member's assigned and pending-revocation tasks; see `_update_ownership`)
+        self.active_task_process: dict[TaskId, str] = {}
+        self.standby_task_processes: dict[TaskId, set[str]] = {}
+        self.warmup_task_processes: dict[TaskId, set[str]] = {}
         # Soft state.
         self.shutdown_requested_by: str | None = None
         #: (acceptable.recovery.lag, num.warmup.replicas) last seen, under `kip` (not in the record)
@@ -348,14 +351,17 @@ class StreamsGroup(ModernGroup):
                     ends[task] = end
         return ends
 
-    def active_task_epoch(self, task: TaskId) -> int:
-        """The epoch of the member running `task` as active, or -1 when nobody does."""
-        return self.active_task_epochs.get(task, -1)
+    def current_active_task_process_id(self, task: TaskId) -> str | None:
+        """The process running `task` as active (assigned or pending revocation), or None."""
+        return self.active_task_process.get(task)
 
-    def held_in_process(self, process_id: str, task: TaskId, except_member: str) -> bool:
-        """Another member of the same process still holds `task` in some role."""
-        holders = self.process_tasks.get(process_id, {}).get(task)
-        return bool(holders and (len(holders) > 1 or except_member not in holders))
+    def current_standby_task_process_ids(self, task: TaskId) -> AbstractSet[str]:
+        """The processes holding `task` as standby (assigned or pending revocation)."""
+        return self.standby_task_processes.get(task, _NO_PROCESSES)
+
+    def current_warmup_task_process_ids(self, task: TaskId) -> AbstractSet[str]:
+        """The processes holding `task` as warm-up (assigned or pending revocation)."""
+        return self.warmup_task_processes.get(task, _NO_PROCESSES)
 
     # -- replay helpers (only replay calls these) -------------------------------------------
     def update_member(self, member: StreamsGroupMember) -> None:
@@ -373,28 +379,31 @@ class StreamsGroup(ModernGroup):
             self._update_ownership(old, None)
 
     def _update_ownership(self, old: StreamsGroupMember | None, new: StreamsGroupMember | None) -> None:
+        # As Kafka's StreamsGroup: the old member's tasks are let go first (an active task only
+        # where its process is still the recorded one; a standby or warm-up task loses the
+        # process even if another member of it holds the task too), then the new member's are
+        # taken (an active task is simply overwritten: the last writer wins).
         if old is not None:
-            owned = old.owned()
-            for task in owned.active_ids():
-                if self.active_task_epochs.get(task) == old.member_epoch:
-                    del self.active_task_epochs[task]
-            tasks = self.process_tasks.get(old.process_id)
-            if tasks is not None:
-                for task in (*owned.active_ids(), *owned.standby_ids(), *owned.warmup_ids()):
-                    holders = tasks.get(task)
-                    if holders is not None:
-                        holders.discard(old.member_id)
-                        if not holders:
-                            del tasks[task]
-                if not tasks:
-                    del self.process_tasks[old.process_id]
+            for tasks in (old.assigned, old.pending_revocation):
+                for task in tasks.active_ids():
+                    if self.active_task_process.get(task) == old.process_id:
+                        del self.active_task_process[task]
+                for index, ids in ((self.standby_task_processes, tasks.standby_ids()),
+                                   (self.warmup_task_processes, tasks.warmup_ids())):
+                    for task in ids:
+                        processes = index.get(task)
+                        if processes is not None:
+                            processes.discard(old.process_id)
+                            if not processes:
+                                del index[task]
         if new is not None:
-            owned = new.owned()
-            for task in owned.active_ids():
-                self.active_task_epochs[task] = new.member_epoch
-            tasks = self.process_tasks.setdefault(new.process_id, {})
-            for task in (*owned.active_ids(), *owned.standby_ids(), *owned.warmup_ids()):
-                tasks.setdefault(task, set()).add(new.member_id)
+            for tasks in (new.assigned, new.pending_revocation):
+                for task in tasks.active_ids():
+                    self.active_task_process[task] = new.process_id
+                for index, ids in ((self.standby_task_processes, tasks.standby_ids()),
+                                   (self.warmup_task_processes, tasks.warmup_ids())):
+                    for task in ids:
+                        index.setdefault(task, set()).add(new.process_id)
 
     # -- display --------------------------------------------------------------------------
     def describe_members(self) -> list[dict]:

@@ -582,8 +582,8 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
         target = target_all.get(replaced.member_id)
     target = target if target is not None else EMPTY_TASKS
 
-    reconciled = reconcile(updated, target_epoch, target, active_epoch=group.active_task_epoch,
-                           held_in_process=group.held_in_process, owned=owned)
+    reconciled = reconcile(updated, target_epoch, target, owners=group, owned=owned,
+                           keep_promoted_role=c.profile.streams_promotion_keeps_old_role)
     # (a steady heartbeat reconciles to the very same member: nothing to compare)
     if new_member or reconciled is not member and (
             reconciled.member_epoch, reconciled.previous_member_epoch, reconciled.state, reconciled.assigned,
