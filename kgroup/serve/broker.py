@@ -63,10 +63,10 @@ class Broker:
 
     `served` (api key -> (min, max)) is what ApiVersions advertises; the server fills it
     with every API it routes. `auto_create_topics`: Metadata creates unknown topics (Kafka's
-    auto.create.topics.enable, off here by default) with `default_partitions`."""
+    auto.create.topics.enable, on by default as in Kafka) with `default_partitions`."""
 
     def __init__(self, coordinator: Any, host: str, port: int, *, cluster_id: str = "kgroup",
-                 auto_create_topics: bool = False, default_partitions: int = 1) -> None:
+                 auto_create_topics: bool = True, default_partitions: int = 1) -> None:
         self.coordinator = coordinator
         self.cluster = coordinator.cluster
         self.host, self.port = host, port

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     broker = {k: v for k, v in args.config if k in _BROKER_CONFIGS}
     coordinator_config = {k: v for k, v in args.config if k not in _BROKER_CONFIGS}
     try:
-        auto_create = {"true": True, "false": False}[broker.get("auto.create.topics.enable", "false").lower()]
+        auto_create = {"true": True, "false": False}[broker.get("auto.create.topics.enable", "true").lower()]
         partitions = int(broker.get("num.partitions", "1"))
     except (KeyError, ValueError):
         raise ConfigError(f"bad broker config: {broker}") from None

@@ -70,12 +70,13 @@ class Server:
     `start()` binds (port 0: any free port) and serves on a background thread; `stop()`
     closes every connection and joins it. A real clock drives the coordinator's timers
     (session timeouts, rebalance delays, offsets expiration) from the moment it starts.
-    `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable).
+    `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable, on by
+    default as in a fresh Kafka).
     `record`: keep every exchange with the coordinator (True: all, a number: the latest ones);
     `record_broker_apis`: keep the broker APIs' exchanges too (Produce, Fetch, Metadata, ...)."""
 
     def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
-                 auto_create_topics: bool = False, tick_ms: int = 100,
+                 auto_create_topics: bool = True, tick_ms: int = 100,
                  max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False,
                  record_broker_apis: bool = False) -> None:
         self.coordinator = coordinator

@@ -66,8 +66,8 @@ def test_metadata_one_broker_leading_every_partition(server, wire):
     assert orders.topic_id == server.coordinator.cluster.topic_id("orders")
     assert [(p.partition_index, p.leader_id, p.leader_epoch, p.replica_nodes, p.isr_nodes)
             for p in orders.partitions] == [(i, 0, 0, (0,), (0,)) for i in range(3)]
-    # unknown topics are not created (auto-create is off by default)
-    r = wire.call("Metadata", 12, topics=[{"name": "nope"}], allow_auto_topic_creation=True)
+    # an unknown topic the client does not allow to be created is not created
+    r = wire.call("Metadata", 12, topics=[{"name": "nope"}], allow_auto_topic_creation=False)
     assert r.topics[0].error_code == ErrorCode.unknown_topic_or_partition
     assert "nope" not in server.coordinator.cluster
     # by topic id (v10+)
@@ -76,11 +76,17 @@ def test_metadata_one_broker_leading_every_partition(server, wire):
     assert wire.call("Metadata", 0, topics=[]).topics  # v0: an empty list means all topics
 
 
-def test_metadata_auto_creates_when_enabled():
-    with Server(Coordinator(cluster=Cluster()), auto_create_topics=True) as s:
+def test_metadata_auto_creates_by_default_as_a_fresh_kafka_does():
+    # Kafka's auto.create.topics.enable defaults to true, and so does kgroup serve's
+    with Server(Coordinator(cluster=Cluster())) as s:
         w = Wire(s)
         r = w.call("Metadata", 12, topics=[{"name": "fresh"}], allow_auto_topic_creation=True)
         assert r.topics[0].error_code == ErrorCode.none and len(r.topics[0].partitions) == 1
+        w.close()
+    with Server(Coordinator(cluster=Cluster()), auto_create_topics=False) as s:
+        w = Wire(s)
+        r = w.call("Metadata", 12, topics=[{"name": "fresh"}], allow_auto_topic_creation=True)
+        assert r.topics[0].error_code == ErrorCode.unknown_topic_or_partition
         w.close()
 
 
