@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from operator import mul
 from typing import Any, TypeVar
 
 from kgroup.log.partitioner import java_string_hashcode
@@ -23,6 +24,31 @@ V = TypeVar("V")
 
 _DEFAULT_CAPACITY = 16
 _LOAD_FACTOR = 0.75
+
+
+_HASH_CACHE: dict[str, int] = {}
+_POWERS: dict[int, list[int]] = {}
+
+
+def cached_string_hashcode(s: str) -> int:
+    """`java_string_hashcode`, remembered: the assignors hash the same member and process ids
+    at every assignment. ASCII strings (ids) are hashed without a Python-level loop."""
+    h = _HASH_CACHE.get(s)
+    if h is None:
+        if s.isascii():
+            n = len(s)
+            powers = _POWERS.get(n)
+            if powers is None:   # 31^(n-1), ..., 31, 1 (mod 2^32)
+                powers = _POWERS[n] = [pow(31, n - 1 - i, 1 << 32) for i in range(n)]
+            h = sum(map(mul, s.encode(), powers)) & 0xFFFFFFFF
+            if h & 0x80000000:
+                h -= 1 << 32
+        else:
+            h = java_string_hashcode(s)
+        if len(_HASH_CACHE) >= 1 << 16:   # bounded: ids come and go
+            _HASH_CACHE.clear()
+        _HASH_CACHE[s] = h
+    return h
 
 
 def java_spread_hash(key: str) -> int:
@@ -69,7 +95,7 @@ def compute_if_absent_order(keys: Iterable[Any], hash32: Callable[[Any], int],
     threshold = _DEFAULT_CAPACITY if initial_capacity is None else table_size_for(initial_capacity)
     table: list[list] | None = None
     size = 0
-    seen = set()
+    spread: dict[Any, int] = {}   # key -> its spread hash, in insertion order
     for k in keys:
         if table is None or size > threshold:
             capacity = threshold if table is None else 2 * len(table)
@@ -77,12 +103,12 @@ def compute_if_absent_order(keys: Iterable[Any], hash32: Callable[[Any], int],
             grown: list[list] = [[] for _ in range(capacity)]
             for bucket in table or ():   # a split keeps the order within a bucket
                 for key in bucket:
-                    grown[_spread(hash32(key)) & (capacity - 1)].append(key)
+                    grown[spread[key] & (capacity - 1)].append(key)
             table = grown
-        if k in seen:
+        if k in spread:
             continue
-        seen.add(k)
-        table[_spread(hash32(k)) & (len(table) - 1)].insert(0, k)
+        h = spread[k] = _spread(hash32(k))
+        table[h & (len(table) - 1)].insert(0, k)
         size += 1
     return [k for bucket in table or () for k in bucket]
 
