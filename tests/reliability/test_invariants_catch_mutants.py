@@ -187,6 +187,8 @@ class Mutant:
     function: str
     line: str
     error: type[BaseException] = AssertionError
+    #: examples hypothesis may try (0: the "mutation" profile's), for a mutant that shows late
+    examples: int = 0
 
 
 MUTANTS = [
@@ -195,8 +197,12 @@ MUTANTS = [
                         "assert_reload_equal", 'assert loaded["groups"] == live["groups"]'),
                  id="classic-replay-drops-rebalance-timeout"),
     # KIP-848: a member epoch only moves forward
+    # (shows only once a revocation happens: caught after 20-41 examples, depending on which
+    # modules an earlier test imported into the process -- a dependence not understood yet; 25 was
+    # too few in the full suite)
     pytest.param(Mutant("streams", "kip", streams_revoking_member_reports_previous_epoch,
-                        "epochs_never_go_backwards", "epochs_never_go_backwards", "assert e >= last"),
+                        "epochs_never_go_backwards", "epochs_never_go_backwards", "assert e >= last",
+                        examples=100),
                  id="streams-revoking-member-reports-previous-epoch"),
     # Kafka's classic generation (like KIP-848's group epoch) only moves forward while the group lives
     pytest.param(Mutant("classic", "kip", classic_empty_group_restarts_generation,
@@ -272,7 +278,8 @@ def test_invariant_catches_mutant(mutant: Mutant, monkeypatch: pytest.MonkeyPatc
     machine = only_invariant(_machine(mutant.kind, mutant.profile), mutant.invariant)
     # overriding really switches the others off: hypothesis collects only the target
     assert collected_invariants(machine) == ([mutant.invariant] if mutant.invariant else [])
-    machine.TestCase.settings = MUTATION_SETTINGS
+    machine.TestCase.settings = settings(MUTATION_SETTINGS, max_examples=mutant.examples) if mutant.examples \
+        else MUTATION_SETTINGS
     machine.TestCase().runTest()   # the same run without the bug passes
     machine.RUNS.update(examples=0, steps=0)
     mutant.mutate(monkeypatch)

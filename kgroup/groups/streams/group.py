@@ -205,7 +205,7 @@ class StreamsGroup(ModernGroup):
         self.process_task_offsets: dict[str, dict[TaskId, int]] = {}
         self.last_fence_reason: str | None = None
         self.rebalances = 0
-        self._configured: tuple[Any, ConfiguredTopology] | None = None
+        self._configured: tuple[Any, Cluster, ConfiguredTopology] | None = None
 
     # -- Group interface ----------------------------------------------------------------
     @property
@@ -309,10 +309,11 @@ class StreamsGroup(ModernGroup):
         topology = topology if topology is not None else self.topology
         if topology is None:
             return None
-        key = (topology, self.cluster.metadata_version, id(self.cluster))
-        if self._configured is None or self._configured[0] != key:
-            self._configured = (key, configure(topology, self.cluster))
-        return self._configured[1]
+        # the cluster itself, not its id(): a new cluster may reuse a collected one's address
+        key = (topology, self.cluster.metadata_version)
+        if self._configured is None or self._configured[0] != key or self._configured[1] is not self.cluster:
+            self._configured = (key, self.cluster, configure(topology, self.cluster))
+        return self._configured[2]
 
     @property
     def topology_epoch(self) -> int:
