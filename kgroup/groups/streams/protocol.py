@@ -212,9 +212,11 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
                              f"{instance_id} was fenced by member {existing.member_id}.")
         return existing, None
     if existing is None:
-        # A new static member; a known member id joining with an instance id nobody holds starts
-        # over as that static member (its record then moves the instance id mapping).
-        return None, None
+        # A new static member, or (Kafka 4.4.0's getOrCreateDefaultMember, seen with the oracle) a
+        # known member id joining with an instance id nobody holds: it stays the member it was,
+        # tasks and epochs kept, and only its metadata record changes (no bump for static members
+        # unless the KIP's list changed).
+        return member, None
     if existing.member_id == member_id and existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         return existing, None  # a join re-sent while active: its state comes back, nothing changes
     if existing.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH:
