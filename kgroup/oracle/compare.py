@@ -406,6 +406,10 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     token = secrets.token_hex(3)
     k_run = Run("kafka", kafka.bootstrap, token, tools=kafka if tools else None)
     scenario.run(k_run)
+    # what Kafka wrote during the run, copied at once: a shared broker keeps writing (sessions of
+    # instances a scenario killed expire later, other tests' groups) while kgroup's run goes on
+    kafka_copy = Path(tempfile.mkdtemp(prefix="kgroup-oracle-kafka-"))
+    kafka_files = {topic: [_copy_segment(f, kafka_copy) for f in kafka.segments(topic)] for topic in LOGS}
     server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True, record=True).start()
     try:
         g_run = Run("kgroup", server.bootstrap, token, tools=kafka if tools else None)
@@ -429,16 +433,17 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     finally:
         server.stop()
     kafka_entries = []
-    with tempfile.TemporaryDirectory(prefix="kgroup-oracle-") as tmp:
-        # a copy: the shared broker keeps writing while the two decoders read
+    try:
         for topic, decoder in LOGS.items():
             if kafka.external_bootstrap is not None:   # a Kafka you run: its log dir is not here
                 kafka_entries += consumed_entries(kafka.bootstrap, topic)
                 continue
-            files = [_copy_segment(f, Path(tmp)) for f in kafka.segments(topic)]
+            files = kafka_files[topic]
             kafka_entries += list(read_dump(files, topic=topic)) if files else []
             if check_decoder:
                 decoder_diffs += _decoder_differences(kafka, files, f"Kafka's {topic} segments", decoder)
+    finally:
+        shutil.rmtree(kafka_copy, ignore_errors=True)
     groups = k_run.groups | g_run.groups
     k_records = records_by_group(kafka_entries, groups, timer_commits=scenario.timer_commits)
     g_records = records_by_group(kgroup_entries, groups, timer_commits=scenario.timer_commits)

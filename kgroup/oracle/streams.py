@@ -189,7 +189,7 @@ class StreamsInstance:
         with self._changed:
             self._changed.notify_all()
 
-    def close(self, leave: bool | None = None, timeout: float = 60.0) -> None:
+    def close(self, leave: bool | None = None, timeout: float = 90.0) -> None:
         """KafkaStreams.close: `leave=True` with LEAVE_GROUP (a static member leaves with -1, its
         tasks move), `False` with REMAIN_IN_GROUP (-2 for a static member), `None` the default."""
         if not self.running:

@@ -175,13 +175,19 @@ public final class StreamsApp {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         String command = in.readLine();
         command = command == null ? "close" : command.trim();
-        CloseOptions options = CloseOptions.timeout(Duration.ofSeconds(30));
+        CloseOptions options = CloseOptions.timeout(Duration.ofSeconds(60));
         if (command.equals("close leave")) {
             options = options.withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP);
         } else if (command.equals("close remain")) {
             options = options.withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP);
         }
         boolean clean = streams.close(options);
+        // the last transition (to NOT_RUNNING) may still be on its way from the closing thread
+        long until = System.currentTimeMillis() + 10_000;
+        while (streams.state() != KafkaStreams.State.NOT_RUNNING && streams.state() != KafkaStreams.State.ERROR
+                && System.currentTimeMillis() < until) {
+            Thread.sleep(20);
+        }
         watcher.interrupt();
         report("closed", "\"clean\":" + clean + ",\"command\":" + quote(command));
         System.exit(0);
