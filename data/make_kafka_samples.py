@@ -5,7 +5,8 @@ Apache Kafka 4.4.0 wrote, and what Kafka's own dump tool printed for them.
     .venv/bin/python data/make_kafka_samples.py --out /tmp/k
 
 Starts one broker (`kgroup.oracle.KafkaBroker`), runs every oracle scenario against it with real
-clients (`kgroup.oracle.scenarios.ALL`, names suffixed with the scenario's), stops the broker and
+clients (`kgroup.oracle.scenarios.ALL`, then the Kafka Streams applications of
+`kgroup.oracle.streams_scenarios.ALL`; names suffixed with the scenario's), stops the broker and
 copies, for each partition that holds records, its segment file into
 `<out>/<topic>-<partition>/00000000000000000000.log`. Beside them:
 
@@ -31,7 +32,10 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout without install
 
 from kgroup.oracle import KAFKA_VERSION, KafkaBroker  # noqa: E402
 from kgroup.oracle.compare import Run  # noqa: E402
-from kgroup.oracle.scenarios import ALL  # noqa: E402
+from kgroup.oracle.scenarios import ALL as CLIENT_SCENARIOS  # noqa: E402
+from kgroup.oracle.streams_scenarios import ALL as STREAMS_SCENARIOS  # noqa: E402
+
+ALL = [*CLIENT_SCENARIOS, *STREAMS_SCENARIOS]
 
 OUT = Path(__file__).resolve().parent / f"kafka-{KAFKA_VERSION}"
 TOPICS = ("__consumer_offsets", "__share_group_state")

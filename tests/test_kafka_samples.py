@@ -78,3 +78,24 @@ def test_replayed_the_groups_are_as_the_scenarios_left_them():
     assert share["start_offset"] == 2
     assert [(b["first_offset"], b["delivery_state"], b["delivery_count"]) for b in share["state_batches"]] == [
         (2, "Acknowledged", 2), (3, "Acknowledged", 1), (4, "Archived", 1), (5, "Acknowledged", 1)]
+
+
+def test_the_kafka_streams_groups_kafka_wrote_replay():
+    """The Kafka Streams 4.4.0 applications' groups (kgroup.oracle.streams_scenarios), as Kafka
+    wrote them: Streams records of every type, replayed into Streams groups with their offsets."""
+    c = replay(KAFKA)
+    groups = {d["group_id"]: d for d in describe_groups(c)}
+    three = groups["app-streams-three-instances"]
+    assert three["type"] == "streams"
+    # 60 records over 6 partitions, all processed and committed
+    assert {(o["partition"], o["offset"]) for o in three["offsets"]} == {(p, 10) for p in range(6)}
+    # exactly_once_v2: the offsets came through committed transactions, none left pending
+    eos = groups["app-streams-exactly-once"]
+    assert eos["type"] == "streams" and not eos["pending_offsets"]
+    assert {(o["partition"], o["offset"]) for o in eos["offsets"]} == {(p, 10) for p in range(4)}
+    # group.protocol classic, streams, classic: a classic group at the end
+    assert groups["app-streams-offline-migration"]["type"] == "classic"
+    names = {type(e.record).__name__ for e in entries("__consumer_offsets")}
+    assert {"StreamsGroupMetadata", "StreamsGroupTopology", "StreamsGroupMemberMetadata",
+            "StreamsGroupTargetAssignmentMember", "StreamsGroupTargetAssignmentMetadata",
+            "StreamsGroupCurrentMemberAssignment"} <= names

@@ -2,10 +2,12 @@
 (`kgroup.oracle.streams`) run once against Apache Kafka and once against `kgroup serve`.
 
 Instances are started one at a time and each step waits until the group has settled (every
-instance RUNNING, every task owned once), so that what a step sees does not depend on how fast
-a JVM starts. Which instance gets which task depends on random member and process ids on both
-endpoints, so the clients' view is compared as shapes (task counts, owners per task); the
-records are compared exactly, with members named after their instances.
+instance RUNNING, every task owned once, the coordinator's state Stable), so that what a step
+sees does not depend on how fast a JVM starts; a scenario ends by killing its instances. Which
+instance gets which task can depend on random member and process ids, so the clients' view is
+compared as shapes (task counts, standbys apart); the records are compared exactly, with members
+named after their instances. `STREAMS_STATIC_MEMBER_RULES` speaks raw StreamsGroupHeartbeats
+(`kgroup.oracle.wire`) for the rules no client library lets one break.
 """
 from __future__ import annotations
 
