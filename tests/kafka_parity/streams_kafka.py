@@ -185,7 +185,7 @@ def expected_heartbeat(profile: str, member_id: str, epoch: int, *, active: Mapp
                        endpoint_epoch: int = 0, partitions_by_user_endpoint: list | None = None) -> dict:
     """Kafka's expected `StreamsGroupHeartbeatResponseData`, as `to_data` gives a v0 response. Kafka
     sends AcceptableRecoveryLag in v1's int64 field; v0's int32 field holds it only under `kip`
-    (kip-vs-kafka.md). Tasks given as None are left out (a partial response)."""
+    (the README's profile table). Tasks given as None are left out (a partial response)."""
     return {"throttle_time": 0, "error_code": 0, "error_message": None, "member_id": member_id,
             "member_epoch": epoch, "heartbeat_interval": heartbeat_interval,
             "acceptable_recovery_lag": lag if profile == "kip" else 0,

@@ -4,7 +4,7 @@ and how its answers look when the group's partition is not led here (NOT_COORDIN
 
 Kafka's requests are built as the Java test builds them (`request()` fills Kafka's defaults like
 `new XxxRequestData()` does). Most of the Kafka file drives a mocked runtime; those cases are listed
-as not applicable in GroupCoordinatorServiceTest.md. Both profiles run unless kip-vs-kafka.md forks
+as not applicable in GroupCoordinatorServiceTest.md. Both profiles run unless the README's profile table forks
 the behaviour ("Streams: request validation", "Streams: source topics as regular expressions")."""
 from __future__ import annotations
 
@@ -151,7 +151,7 @@ def test_streams_group_heartbeat_with_exception():
 
 
 def test_streams_group_heartbeat_fails_for_unsupported_features():
-    # kafka only (kip-vs-kafka.md: the KIP resolves source-topic regexes). Trunk no longer
+    # kafka only (the README's profile table: the KIP resolves source-topic regexes). Trunk no longer
     # refuses static members, task offsets or warm-up tasks: only this check is left.
     topology = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topic_regex": ["foo.*"]}]}
     r = send(coord("kafka"), "StreamsGroupHeartbeat", 0, topology=topology)
@@ -163,7 +163,7 @@ def test_streams_heartbeat_request_validation(profile):
     kip = profile == "kip"
     hb = lambda **kw: refused(send(c, "StreamsGroupHeartbeat", 0, **kw))  # noqa: E731
     invalid = E.invalid_request
-    # kip-vs-kafka.md "Streams: request validation": the KIP lets a join (epoch 0) come without a
+    # the README's profile table "Streams: request validation": the KIP lets a join (epoch 0) come without a
     # member id, and wants a positive rebalance timeout; the rest is common.
     no_member = (invalid, "GroupId can't be empty.") if kip else (invalid, "MemberId can't be empty.")
     assert hb() == no_member

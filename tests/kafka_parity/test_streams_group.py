@@ -5,7 +5,7 @@ and asserts the responses and the records written, in order, as Kafka's test doe
 Kafka sets a group up with `StreamsGroupBuilder` or `replay(...)` of its record helpers; here the
 same records are built with the Streams group package's record builders and loaded
 (`streams_kafka.py`). Kafka's `MockTaskAssignor` is kgroup's `FixedTaskAssignor`.
-Cases run under both profiles unless kip-vs-kafka.md forks them (then a comment says which row).
+Cases run under both profiles unless the README's profile table forks them (then a comment says which row).
 The table of every Kafka case is GroupMetadataManagerStreamsGroupTest.md beside this file."""
 from __future__ import annotations
 
@@ -238,7 +238,7 @@ def test_streams_group_describe_before_and_after_committing_offset(profile):
 
 
 def test_streams_group_delete_cancels_initial_rebalance_timer():
-    # kafka: the initial rebalance delay is Kafka's (kip-vs-kafka.md, statuses row).
+    # kafka: the initial rebalance delay is Kafka's (the README's profile table, statuses row).
     c = new_coordinator("kafka", {"foo": 2}, {"group.streams.initial.rebalance.delay.ms": 1000},
                         {"m": active(s1=[0, 1])})
     streams_join(c, GROUP, "m", FOO)
@@ -280,7 +280,7 @@ def test_unknown_member_id_joins_streams_group():
 
 
 def test_streams_group_member_epoch_validation():
-    # kafka: under kip a fenced member is also removed (kip-vs-kafka.md, fenced member epoch row).
+    # kafka: under kip a fenced member is also removed (the README's profile table, fenced member epoch row).
     cl = cluster(foo=6)
     m = kafka_member("m", member_epoch=100, previous_member_epoch=99, assigned=active(s1=[1, 2, 3]))
     c = load_streams_group(streams_group_records(GROUP, 100, members=[m], targets={"m": m.assigned},
@@ -528,7 +528,7 @@ def test_streams_group_heartbeat_partial_response_when_nothing_changes(profile):
 
 @both
 def test_streams_group_heartbeat_response_version0(profile):
-    # v0 carries AcceptableRecoveryLag in its int32 field under `kip` only (kip-vs-kafka.md).
+    # v0 carries AcceptableRecoveryLag in its int32 field under `kip` only (the README's profile table).
     c = new_coordinator(profile, {"foo": 2}, NO_DELAY, {"m": active(s1=[0, 1])})
     r = streams_join(c, GROUP, "m", FOO)
     assert (r.member_id, r.member_epoch, r.heartbeat_interval.total_seconds(), r.task_offset_interval.total_seconds(),
@@ -544,7 +544,7 @@ def test_streams_group_heartbeat_always_sets_status(profile):
     assert to_data(r) == expected_heartbeat(profile, "m", 2) and r.status == ()
 
 
-# -- the initial rebalance delay (kafka: kip-vs-kafka.md, statuses row) ---------------------------
+# -- the initial rebalance delay (kafka: the README's profile table, statuses row) ---------------------------
 
 def test_streams_initial_rebalance_delay_empty_during_delay_assigns_after_timer():
     c = new_coordinator("kafka", {"foo": 2}, {"group.streams.initial.rebalance.delay.ms": 1000})
@@ -833,7 +833,7 @@ def test_streams_group_epoch_should_not_increase_with_acceptable_recovery_lag_co
 # -- classic groups ----------------------------------------------------------------------------
 
 def test_streams_group_heartbeat_with_non_empty_classic_group():
-    # kafka: under kip a classic group with members converts (kip-vs-kafka.md, online migration row).
+    # kafka: under kip a classic group with members converts (the README's profile table, online migration row).
     from tests.kgroup_testing import join_until_member_id
     c = Coordinator(profile="kafka")
     join_until_member_id(c, "classic-group-id")
@@ -883,7 +883,7 @@ def test_classic_group_join_with_empty_streams_group(profile):
 
 
 def test_classic_group_join_with_non_empty_streams_group():
-    # kafka: under kip classic members join a Streams group (kip-vs-kafka.md, online migration row).
+    # kafka: under kip classic members join a Streams group (the README's profile table, online migration row).
     from tests.kgroup_testing import join
     m = kafka_member("m", member_epoch=10, previous_member_epoch=10)
     c = load_streams_group(streams_group_records("streams-group-id", 10, members=[m]), cluster(), profile="kafka")
@@ -1137,7 +1137,7 @@ def test_replay_streams_group_current_member_assignment_unowned_topology_with_co
 @both
 def test_streams_group_assignment_interval(profile):
     # KIP-1263 with the test's 5000 ms (a configured interval applies under both profiles); the
-    # ASSIGNMENT_DELAYED status is Kafka's (kip-vs-kafka.md: Streams statuses)
+    # ASSIGNMENT_DELAYED status is Kafka's (the README's profile table: Streams statuses)
     topology = Topology(0, (Subtopology("subtopology", source_topics=("foo",)),))
     c = new_coordinator(profile, {"foo": 6}, {**NO_DELAY, "group.streams.assignment.interval.ms": 5000},
                         {"m1": TaskSets(active={"subtopology": frozenset(range(6))})})

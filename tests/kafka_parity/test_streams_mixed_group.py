@@ -6,7 +6,7 @@ process id bumps the group epoch.
 
 Each group is set up as Kafka's `StreamsGroupBuilder` does (records loaded into a fresh
 coordinator), so every case is also "a coordinator loaded from Kafka's records continues as Kafka".
-Both profiles: kip-vs-kafka.md forks none of this; the one fork these responses show is where v0
+Both profiles: the README's profile table forks none of this; the one fork these responses show is where v0
 carries AcceptableRecoveryLag (`recovery_lag`). Kafka's manager-level tests send joins that its
 GroupCoordinatorService would refuse (no topology, no rebalance timeout); here a join carries them,
 unchanged from what the group has, so nothing else moves.
@@ -33,7 +33,7 @@ PROFILES = pytest.mark.parametrize("profile", ["kip", "kafka"])
 
 
 def recovery_lag(c: Coordinator) -> int:
-    """AcceptableRecoveryLag as StreamsGroupHeartbeat v0 carries it (kip-vs-kafka.md)."""
+    """AcceptableRecoveryLag as StreamsGroupHeartbeat v0 carries it (the README's profile table)."""
     return 10_000 if c.profile.streams_acceptable_recovery_lag_in_v0 else 0
 
 

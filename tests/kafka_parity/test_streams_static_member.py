@@ -2,7 +2,7 @@
 as merged and followed up in trunk), driven through `Coordinator.load` (Kafka's
 `StreamsGroupBuilder` state as records) and `Coordinator.handle`.
 
-Every case runs under both profiles: kip-vs-kafka.md says Streams static membership is the same
+Every case runs under both profiles: the README's profile table says Streams static membership is the same
 under both, except the state a -2 leave leaves a revoking member in (profile flag
 `streams_static_leave_revokes_pending`), which the two cases about it check per profile.
 The parity table is StreamsGroupStaticMemberGroupMetadataManagerTest.md next to this file.
@@ -485,7 +485,7 @@ def test_streams_static_member_temporary_leave_session_timeout_expiration(profil
 
 def test_static_member_join_empty_streams_group_registers_static_member1():
     # Kafka only: its join carries an empty topology, which KIP-1071 refuses ("Topology must be
-    # non-empty", kip-vs-kafka.md's request-validation row).
+    # non-empty", the README's profile table's request-validation row).
     from kgroup import Cluster
     from kgroup.groups.streams import Topology
     c = Coordinator(cluster=Cluster(seed=1), profile="kafka", config=NO_DELAY)

@@ -4,7 +4,7 @@ ListGroups/DeleteGroups, and GROUP_ID_NOT_FOUND across group types.
 
 Kafka's behaviour is GroupCoordinatorService.throwIfShareGroupHeartbeatRequestIsInvalid and
 GroupMetadataManager.shareGroupHeartbeat. Test names end in `_kip` / `_kafka` where the
-profiles differ (kip-vs-kafka.md)."""
+profiles differ (the README's profile table)."""
 from __future__ import annotations
 
 import pytest

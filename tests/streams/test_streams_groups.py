@@ -2,7 +2,7 @@
 statuses in the KIP's precedence, internal-topic creation, reconciliation of active,
 standby and warm-up tasks, fencing, timeouts, shutdown, describe, records and reload.
 
-Test names end in `_kip` / `_kafka` where the profiles differ (kip-vs-kafka.md)."""
+Test names end in `_kip` / `_kafka` where the profiles differ (the README's profile table)."""
 from __future__ import annotations
 
 import pytest

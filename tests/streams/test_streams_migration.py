@@ -1,4 +1,4 @@
-"""Classic <-> Streams groups, as Apache Kafka does today (kip-vs-kafka.md, `kafka` profile):
+"""Classic <-> Streams groups, as Apache Kafka does today (the README's profile table, `kafka` profile):
 only an *empty* classic group becomes a Streams group; a StreamsGroupHeartbeat to a classic group
 with members gets GROUP_ID_NOT_FOUND and a classic JoinGroup to a Streams group with members gets
 INCONSISTENT_GROUP_PROTOCOL, nothing written. KIP-1071's online migration of a classic group

@@ -1,7 +1,7 @@
 """Static membership for Streams groups, as merged in Kafka PR #22245 (KAFKA-20169) and its
 review: validation, replacement of a static member by a new member id, the -2 and -1 leaves,
 the group-epoch rule aligned with KIP-1071, group.streams.max.size, endpoint information.
-Both profiles agree here (kip-vs-kafka.md); tests run under the default `kip`."""
+Both profiles agree here (the README's profile table); tests run under the default `kip`."""
 from __future__ import annotations
 
 from kgroup import Cluster, Coordinator, ErrorCode

@@ -1,5 +1,5 @@
 """StreamsGroupHeartbeat request validation and topology invariants (KIP-1071 "Request
-Validation"), and the join rules for topology epochs under both profiles (kip-vs-kafka.md).
+Validation"), and the join rules for topology epochs under both profiles (the README's profile table).
 
 Test names end in `_kip` or `_kafka` where the profiles differ; no suffix: both agree."""
 from __future__ import annotations
@@ -249,7 +249,7 @@ def test_source_topic_regex_rejected_kafka():
                                                "Regular expressions for source topics are not supported yet.")
 
 
-# -- topology epochs on join (kip-vs-kafka.md, first row) -----------------------------
+# -- topology epochs on join (the README's profile table, first row) -----------------------------
 
 OTHER = Topology(0, (Subtopology("0", ("orders",)), Subtopology("1", ("orders",))))
 
