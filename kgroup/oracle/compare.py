@@ -239,6 +239,22 @@ def _streams_commit_metadata(text: str) -> str:
     return text
 
 
+def _cooperative_subscription(text: str | None) -> Any:
+    """A cooperative-sticky member's subscription without what the client knew when it sent its
+    JoinGroup (owned partitions, generation, the sticky user data): whether it had read its last
+    SyncGroup answer before rejoining is the client's timing, not the coordinator's doing."""
+    import base64
+    from kgroup.protocol.consumer_protocol import decode_subscription
+    if not text:
+        return text
+    try:
+        sub, version = decode_subscription(base64.b64decode(text))
+    except ValueError:
+        return text
+    return {"version": version, "topics": list(sub.topics), "rack": sub.rack_id,
+            "owned, generation, user data": "<the client's view when it joined>"}
+
+
 def _streams_subscription(text: str | None, names: "_Names") -> Any:
     """A classic Kafka Streams member's subscription (base64) with the random process id in its
     SubscriptionInfo named like the Streams records' process ids, the bytes otherwise kept."""
@@ -325,6 +341,9 @@ def records_by_group(entries: Iterable[Any], groups: set[str], *, timer_commits:
             if isinstance(members, list) and d["value"]["data"].get("protocol") == "stream":
                 for m in members:
                     m["subscription"] = _streams_subscription(m.get("subscription"), names)
+            if isinstance(members, list) and d["value"]["data"].get("protocol") == "cooperative-sticky":
+                for m in members:
+                    m["subscription"] = _cooperative_subscription(m.get("subscription"))
             if isinstance(members, list) and members and isinstance(members[0], dict):
                 members.sort(key=lambda m: json.dumps(m, sort_keys=True))
         # __share_group_state records: each share-partition's in log order, one share-partition after

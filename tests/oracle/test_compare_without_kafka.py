@@ -77,3 +77,20 @@ def test_without_java_the_oracle_says_how_to_get_it(monkeypatch, tmp_path):
     with pytest.raises(KafkaUnavailable) as e:
         kafka.kafka_classpath()
     assert "`java` is not on PATH" in str(e.value) and ENABLE_HINT in str(e.value)
+
+
+def test_a_cooperative_members_view_at_join_is_not_compared_but_its_topics_are():
+    """The owned partitions and generation a cooperative-sticky member sends depend on whether it
+    read its last SyncGroup answer before rejoining (the client's timing): normalised away."""
+    import base64
+
+    from kgroup.oracle.compare import _cooperative_subscription
+    from kgroup.protocol.consumer_protocol import Subscription, encode_subscription
+
+    def b64(sub):
+        return base64.b64encode(encode_subscription(sub, 3)).decode()
+    before = b64(Subscription(("orders",), generation_id=-1))
+    after = b64(Subscription(("orders",), user_data=bytes(8), owned_partitions=(("orders", 2),), generation_id=2))
+    other = b64(Subscription(("payments",), generation_id=-1))
+    assert _cooperative_subscription(before) == _cooperative_subscription(after)
+    assert _cooperative_subscription(before) != _cooperative_subscription(other)
