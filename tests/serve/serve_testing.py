@@ -6,17 +6,17 @@ import struct
 import time
 from typing import Any
 
+from kgroup.oracle.wire import Wire as RawWire
 from kgroup.protocol import request, response_class
 from kgroup.serve import Server
 from kgroup.serve.framing import decode_response, encode_request
 
 
-class Wire:
-    """One connection speaking raw Kafka frames; every read is bounded by `timeout`."""
+class Wire(RawWire):
+    """`kgroup.oracle.wire.Wire` on a test server, with sends and answers apart (pipelining)."""
 
     def __init__(self, server: Server, timeout: float = 10.0) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
-        self.correlation_id = 0
+        super().__init__(f"127.0.0.1:{server.port}", client_id="kgroup", timeout=timeout)
 
     def send(self, api: str | int, version: int, **data: Any) -> int:
         self.correlation_id += 1
@@ -27,20 +27,8 @@ class Wire:
         (size,) = struct.unpack(">i", self.read_exactly(4))
         return decode_response(self.read_exactly(size), response_class(api, version))
 
-    def call(self, api: str | int, version: int, **data: Any) -> Any:
-        sent = self.send(api, version, **data)
-        correlation_id, response = self.receive(api, version)
-        assert correlation_id == sent
-        return response
-
     def read_exactly(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = self.sock.recv(n - len(data))
-            if not chunk:
-                raise ConnectionError("the server closed the connection")
-            data += chunk
-        return data
+        return self._read(n)
 
     def closed_by_server(self, within: float = 5.0) -> bool:
         """True when the server closes this connection within `within` seconds."""
@@ -51,10 +39,6 @@ class Wire:
             return False
         except ConnectionError:
             return True
-
-    def close(self) -> None:
-        self.sock.close()
-
 
 def wait_until(predicate: Any, timeout: float, what: str) -> None:
     """Poll `predicate` until true; fail with `what` after `timeout` seconds."""
