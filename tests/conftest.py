@@ -40,9 +40,20 @@ def pytest_unconfigure(config) -> None:
     shutil.rmtree(state, ignore_errors=True)
 
 
+def _drives_real_kafka_clients(item) -> bool:
+    """Does the test run real Kafka clients (librdkafka, Kafka Streams JVMs) against Apache Kafka or
+    `kgroup serve`? Those compare what the clients did, which CPU starvation can reorder."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool({"kafka", "streams_apps"} & set(item.fixturenames)) or params.get("client") == "kafka-streams"
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """Tests marked `notebook` (up to a minute or more each), then `slow`, run first: under pytest-xdist
-    the long ones start at once and the quick ones fill the gaps, instead of a notebook starting last."""
+    the long ones start at once and the quick ones fill the gaps, instead of a notebook starting last.
+    Tests that drive real Kafka clients are marked `kafka` (dev.py runs them in a phase of their own)."""
+    for item in items:
+        if _drives_real_kafka_clients(item):
+            item.add_marker(pytest.mark.kafka)
     items.sort(key=lambda item: (item.get_closest_marker("notebook") is None, item.get_closest_marker("slow") is None))
 
 

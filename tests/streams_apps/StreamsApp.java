@@ -135,7 +135,12 @@ public final class StreamsApp {
         props.putIfAbsent(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         final long every = reportMs;
         KafkaStreams streams = new KafkaStreams(topology(topologyName), props);
-        streams.setStateListener((to, from) -> report("state", "\"from\":" + quote(from.name()) + ",\"to\":" + quote(to.name())));
+        // the listener runs after state() has changed, so "closed" waits for the listener's report
+        final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+        streams.setStateListener((to, from) -> {
+            report("state", "\"from\":" + quote(from.name()) + ",\"to\":" + quote(to.name()));
+            if (to == KafkaStreams.State.NOT_RUNNING || to == KafkaStreams.State.ERROR) stopped.countDown();
+        });
         streams.setUncaughtExceptionHandler(e -> {
             report("error", "\"message\":" + quote(String.valueOf(e)));
             return org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
@@ -183,11 +188,7 @@ public final class StreamsApp {
         }
         boolean clean = streams.close(options);
         // the last transition (to NOT_RUNNING) may still be on its way from the closing thread
-        long until = System.currentTimeMillis() + 10_000;
-        while (streams.state() != KafkaStreams.State.NOT_RUNNING && streams.state() != KafkaStreams.State.ERROR
-                && System.currentTimeMillis() < until) {
-            Thread.sleep(20);
-        }
+        stopped.await(10, java.util.concurrent.TimeUnit.SECONDS);
         watcher.interrupt();
         report("closed", "\"clean\":" + clean + ",\"command\":" + quote(command));
         System.exit(0);
