@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GroupConfigDef:
+    """One per-group config. Kafka checks a value twice, and kgroup follows: first as its
+    ConfigDef parses it (the type, `at_least`, `choices`), then against the coordinator's
+    current bounds (`low`/`high`: a setting's name or a number), with different messages."""
+
     name: str                      # Kafka's per-group name
     broker: str                    # the coordinator setting it overrides
     kind: type
@@ -35,6 +39,8 @@ class GroupConfigDef:
     doc: str = ""
     #: a further check of a str value (raises ConfigError)
     check: Any = None
+    #: the ConfigDef's Range.atLeast
+    at_least: int | None = None
 
 
 #: defaults of per-group configs that override no coordinator setting (Kafka's GroupConfig)
@@ -52,54 +58,72 @@ def parse_duration_ms(text: str) -> int:
 
 
 def _check_auto_offset_reset(value: str) -> None:
-    if value in ("latest", "earliest"):
-        return
-    if value.startswith("by_duration:"):
-        parse_duration_ms(value[len("by_duration:"):])
-        return
-    raise ConfigError(f"Invalid value {value} for configuration share.auto.offset.reset: "
-                      "must be latest, earliest or by_duration:<ISO-8601 duration>")
+    try:
+        if value in ("latest", "earliest"):
+            return
+        if value.startswith("by_duration:"):
+            parse_duration_ms(value[len("by_duration:"):])
+            return
+    except ConfigError:
+        pass
+    raise ConfigError(f"Invalid value {value} for configuration share.auto.offset.reset: Invalid value `{value}` "
+                      "for configuration share.auto.offset.reset. The value must be either 'earliest', 'latest' "
+                      "or of the format 'by_duration:<PnDTnHnMn.nS>'.")
+
+
+def registered_streams_assignors(c: "Coordinator") -> tuple[str, ...]:
+    """The task assignors a streams group may name: Kafka 4.4 registers sticky only; the KIP's
+    highly_available comes with the profile that picks it for stateful topologies."""
+    return ("sticky", "highly_available") if c.profile.streams_assignor_by_statefulness else ("sticky",)
 
 
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
     GroupConfigDef("consumer.session.timeout.ms", "group.consumer.session.timeout.ms", int,
-                   "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
+                   "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms", at_least=1),
     GroupConfigDef("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", int,
-                   "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
+                   "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms", at_least=1),
     GroupConfigDef("consumer.assignment.interval.ms", "group.consumer.assignment.interval.ms", int,
                    "group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a consumer group (KIP-1263)."),
+                   doc="The interval between assignment updates for a consumer group (KIP-1263).", at_least=0),
     GroupConfigDef("share.session.timeout.ms", "group.share.session.timeout.ms", int,
-                   "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
+                   "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms", at_least=1),
     GroupConfigDef("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms", int,
-                   "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
+                   "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms", at_least=1),
     GroupConfigDef("share.assignment.interval.ms", "group.share.assignment.interval.ms", int,
                    "group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a share group (KIP-1263)."),
-    GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int, 1000, 3_600_000),
-    GroupConfigDef("share.delivery.count.limit", "group.share.delivery.count.limit", int, 2, 10),
+                   doc="The interval between assignment updates for a share group (KIP-1263).", at_least=0),
+    GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int,
+                   "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms", at_least=1000),
+    GroupConfigDef("share.delivery.count.limit", "group.share.delivery.count.limit", int,
+                   "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit", at_least=2),
+    GroupConfigDef("share.partition.max.record.locks", "group.share.partition.max.record.locks", int,
+                   "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks",
+                   at_least=100),
     GroupConfigDef("share.auto.offset.reset", "", str, check=lambda v: _check_auto_offset_reset(v),
                    doc="latest (default), earliest or by_duration:<ISO-8601 duration>"),
-    GroupConfigDef("share.isolation.level", "", str, choices=("read_uncommitted", "read_committed")),
+    GroupConfigDef("share.isolation.level", "", str, choices=("read_committed", "read_uncommitted")),
     GroupConfigDef("streams.session.timeout.ms", "group.streams.session.timeout.ms", int,
-                   "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
+                   "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms", at_least=1),
     GroupConfigDef("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms", int,
-                   "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
+                   "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms", at_least=1),
     GroupConfigDef("streams.num.standby.replicas", "group.streams.num.standby.replicas", int,
-                   0, "group.streams.max.standby.replicas"),
+                   None, "group.streams.max.standby.replicas", at_least=0),
     GroupConfigDef("streams.assignment.interval.ms", "group.streams.assignment.interval.ms", int,
                    "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a streams group (KIP-1263)."),
-    GroupConfigDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", int, 0),
+                   doc="The interval between assignment updates for a streams group (KIP-1263).", at_least=0),
+    GroupConfigDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", int, at_least=0),
     # KIP-1071's group configurations that Kafka does not have (yet).
-    GroupConfigDef("streams.acceptable.recovery.lag", "group.streams.acceptable.recovery.lag", int, 0),
+    GroupConfigDef("streams.acceptable.recovery.lag", "group.streams.acceptable.recovery.lag", int, at_least=0),
     GroupConfigDef("streams.num.warmup.replicas", "group.streams.num.warmup.replicas", int,
-                   0, "group.streams.max.warmup.replicas"),
+                   None, "group.streams.max.warmup.replicas", at_least=0),
     GroupConfigDef("streams.task.offset.interval.ms", "group.streams.task.offset.interval.ms", int,
                    "group.streams.min.task.offset.interval.ms"),
-    GroupConfigDef("streams.assignor.name", "group.streams.assignor.name", str,
-                   choices=("", "sticky", "highly_available")),
+    GroupConfigDef("streams.assignor.name", "group.streams.assignor.name", str),
 ]}
+
+#: Kafka's check that a group's session outlives its heartbeat interval (after the bounds)
+_SESSION_OVER_HEARTBEAT = [(f"{kind}.session.timeout.ms", f"{kind}.heartbeat.interval.ms")
+                           for kind in ("consumer", "share", "streams")]
 
 
 def canonical_name(name: str) -> str:
@@ -108,32 +132,65 @@ def canonical_name(name: str) -> str:
         return name
     if name.startswith("group.") and name[len("group."):] in GROUP_CONFIGS:
         return name[len("group."):]
-    raise ConfigError(f"unknown group config {name!r}; known: {', '.join(sorted(GROUP_CONFIGS))}")
+    raise ConfigError(f"Unknown group config name: {name}")
 
 
 def _bound(c: "Coordinator", bound: str | int | None) -> int | None:
     return c.config[bound] if isinstance(bound, str) else bound
 
 
-def check_value(c: "Coordinator", name: str, value: Any) -> Any:
-    """The value coerced to the config's type; ConfigError outside Kafka's bounds."""
+def parse_value(name: str, value: Any) -> Any:
+    """The value as the config's ConfigDef parses it (type, at-least, choices; Kafka's messages)."""
     d = GROUP_CONFIGS[canonical_name(name)]
     if d.kind is int:
         try:
-            v = int(value)
+            v = int(str(value).strip())
         except (TypeError, ValueError):
-            raise ConfigError(f"Invalid value {value} for configuration {d.name}: not a number") from None
-        low, high = _bound(c, d.low), _bound(c, d.high)
-        if low is not None and v < low:
-            raise ConfigError(f"Invalid value {v} for configuration {d.name}: Value must be at least {low}")
-        if high is not None and v > high:
-            raise ConfigError(f"Invalid value {v} for configuration {d.name}: Value must be at most {high}")
+            raise ConfigError(f"Invalid value {value} for configuration {d.name}: Not a number of type INT") from None
+        if not -2**31 <= v < 2**31:
+            raise ConfigError(f"Invalid value {value} for configuration {d.name}: Not a number of type INT")
+        if d.at_least is not None and v < d.at_least:
+            raise ConfigError(f"Invalid value {v} for configuration {d.name}: Value must be at least {d.at_least}")
         return v
     v = str(value)
     if d.choices and v not in d.choices:
-        raise ConfigError(f"Invalid value {v} for configuration {d.name}: must be one of {', '.join(d.choices)}")
+        raise ConfigError(f"Invalid value {v} for configuration {d.name}: String must be one of: {', '.join(d.choices)}")
     if d.check is not None:
         d.check(v)
+    return v
+
+
+def check_values(c: "Coordinator", configs: dict[str, Any]) -> None:
+    """A group's whole config (its overrides after a change) against the coordinator's current
+    bounds, as Kafka's GroupConfig.validate checks it after parsing."""
+    for name, v in configs.items():
+        d = GROUP_CONFIGS[name]
+        if d.kind is not int or isinstance(v, str):
+            continue
+        low, high = _bound(c, d.low), _bound(c, d.high)
+        if low is not None and high is not None:
+            if not low <= v <= high:
+                raise ConfigError(f"{name} must be in the range {low} to {high} inclusive.")
+        elif high is not None and v > high:
+            raise ConfigError(f"{name} must be less than or equal to {high}")
+        elif low is not None and v < low:
+            raise ConfigError(f"{name} must be greater than or equal to {low}")
+    assignor = configs.get("streams.assignor.name")
+    if assignor and assignor not in registered_streams_assignors(c):
+        raise ConfigError(f"streams.assignor.name '{assignor}' is not a registered task assignor. "
+                          f"Registered assignors are: [{', '.join(registered_streams_assignors(c))}].")
+    for session, heartbeat in _SESSION_OVER_HEARTBEAT:
+        if session in configs or heartbeat in configs:
+            s = configs.get(session, c.config[GROUP_CONFIGS[session].broker])
+            h = configs.get(heartbeat, c.config[GROUP_CONFIGS[heartbeat].broker])
+            if s <= h:
+                raise ConfigError(f"{session} must be greater than {heartbeat}")
+
+
+def check_value(c: "Coordinator", name: str, value: Any) -> Any:
+    """One value, parsed and within the coordinator's bounds (`parse_value`, `check_values`)."""
+    v = parse_value(name, value)
+    check_values(c, {canonical_name(name): v})
     return v
 
 
@@ -178,8 +235,8 @@ def group_configs_of(c: "Coordinator", group_id: str, names: tuple[str, ...]) ->
             for (name, _, _), value in zip(_plan(names), base)]
 
 
-__all__ = ["GROUP_CONFIGS", "GroupConfigDef", "assignment_interval_ms", "canonical_name", "check_value", "group_config",
-           "group_configs_of"]
+__all__ = ["GROUP_CONFIGS", "GroupConfigDef", "assignment_interval_ms", "canonical_name", "check_value", "check_values",
+           "group_config", "group_configs_of", "parse_value"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -223,7 +280,7 @@ def incremental_alter_configs(c: "Coordinator", req: Any, version: int) -> Resul
             for cfg in res.configs:
                 name = canonical_name(cfg.name)
                 if cfg.config_operation == SET:
-                    changes[name] = check_value(c, name, cfg.value)
+                    changes[name] = parse_value(name, cfg.value)
                 elif cfg.config_operation == DELETE:
                     changes[name] = None
                 elif cfg.config_operation in (APPEND, SUBTRACT):
@@ -231,6 +288,9 @@ def incremental_alter_configs(c: "Coordinator", req: Any, version: int) -> Resul
                                       "as it is not a list type")
                 else:
                     raise ConfigError(f"Unknown config operation {cfg.config_operation}")
+            # Kafka validates the group's configs as they would be after the change
+            after = {**c.cluster.group_configs.get(res.resource_name, {}), **changes}
+            check_values(c, {k: v for k, v in after.items() if v is not None})
             if not req.validate_only:
                 current = c.cluster.group_configs.setdefault(res.resource_name, {})
                 for name, value in changes.items():

@@ -40,12 +40,44 @@ def test_kip_spelling_is_the_same_config():
 
 
 def test_bounds_are_the_coordinators():
+    # Kafka 4.4.0's answer, as the oracle scenario group-config-bounds saw it
     c = Coordinator()
     r = alter(c, "app", ("streams.session.timeout.ms", 0, "1000"))
     assert r.error_code == E.invalid_config
-    assert r.error_message == ("Invalid value 1000 for configuration streams.session.timeout.ms: "
-                               "Value must be at least 45000")
+    assert r.error_message == "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive."
     assert "app" not in c.cluster.group_configs               # nothing applied
+
+
+def test_a_value_below_its_config_definition_gets_kafkas_parse_message_before_the_bounds():
+    c = Coordinator()
+    r = alter(c, "g", ("share.delivery.count.limit", 0, "1"))
+    assert r.error_message == "Invalid value 1 for configuration share.delivery.count.limit: Value must be at least 2"
+    r = alter(c, "g", ("share.delivery.count.limit", 0, "11"))
+    assert r.error_message == "share.delivery.count.limit must be in the range 2 to 10 inclusive."
+
+
+def test_a_session_that_does_not_outlive_the_heartbeat_is_refused_after_the_bounds():
+    c = Coordinator(config={"group.consumer.min.session.timeout.ms": 1000})
+    r = alter(c, "g", ("consumer.session.timeout.ms", 0, "5000"))   # the heartbeat stays 5000
+    assert r.error_message == "consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms"
+    assert alter(c, "g", ("consumer.session.timeout.ms", 0, "6000")).error_code == E.none
+    # the group's own configs after the change are what is checked
+    r = alter(c, "g", ("consumer.heartbeat.interval.ms", 0, "6000"))
+    assert r.error_message == "consumer.session.timeout.ms must be greater than consumer.heartbeat.interval.ms"
+
+
+def test_the_registered_streams_assignors_follow_the_profile():
+    message = "streams.assignor.name 'highly_available' is not a registered task assignor. " \
+              "Registered assignors are: [sticky]."
+    assert alter(Coordinator(profile="kafka"), "app", ("streams.assignor.name", 0, "highly_available")).error_message \
+        == message
+    assert alter(Coordinator(profile="kip"), "app", ("streams.assignor.name", 0, "highly_available")).error_code == E.none
+
+
+def test_a_share_group_may_limit_its_in_flight_records():
+    c = Coordinator()
+    assert alter(c, "q", ("share.partition.max.record.locks", 0, "200")).error_code == E.none
+    assert group_config(c, "q", "share.partition.max.record.locks") == 200
 
 
 def test_one_bad_config_applies_none_of_the_resource():

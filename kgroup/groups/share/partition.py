@@ -196,8 +196,10 @@ class SharePartition:
         return group_config(self.c, self.group_id, "share.delivery.count.limit")
 
     def record_lock_limit(self) -> int:
-        """group.share.partition.max.record.locks (the draft's group.share.record.lock.partition.limit)."""
-        return share_setting(self.c, "group.share.partition.max.record.locks")
+        """The group's share.partition.max.record.locks, else group.share.partition.max.record.locks
+        (the draft's group.share.record.lock.partition.limit)."""
+        override = (self.c.cluster.group_configs.get(self.group_id) or {}).get("share.partition.max.record.locks")
+        return override if override is not None else share_setting(self.c, "group.share.partition.max.record.locks")
 
     def lock_duration_ms(self, member_id: str | None = None) -> int:
         """The group's lock duration, or (kip) the consumer's own within the maximum."""
