@@ -35,7 +35,7 @@ from kgroup.authorizer import ANONYMOUS, Authorizer
 from kgroup.clock import ManualClock
 from kgroup.cluster import Cluster
 from kgroup.config import Config
-from kgroup.errors import ErrorCode, KafkaError, UnsupportedRequestError
+from kgroup.errors import ErrorCode, KafkaError, RecordTooLargeError, UnsupportedRequestError, operation_error
 from kgroup.gcpause import gc_paused
 import kgroup.group_configs  # noqa: F401  (registers IncrementalAlterConfigs/DescribeConfigs)
 from kgroup.groups import Group, load_group_types
@@ -54,6 +54,12 @@ from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_H
                             REPLAYERS, Marker, PendingResponse, Result, Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
+#: the largest batch a coordinator write may be: the offsets topic's max.message.bytes, whose
+#: default is the broker's message.max.bytes (Kafka 4.4.0 fails a bigger write whole)
+MAX_BATCH_BYTES = 1_048_588
+#: ConsumerGroupHeartbeat, ShareGroupHeartbeat, StreamsGroupHeartbeat: a failed write answers
+#: with a response that carries nothing but the error
+_BARE_ERROR_APIS = frozenset({68, 76, 88})
 _EXPIRATION_TIMER = "offsets-expiration"
 
 
@@ -193,7 +199,10 @@ class Coordinator:
                 result = handler(self, request, int(version))
             else:
                 result = guard(self, request, int(version), lambda req: handler(self, req, int(version)))
-            self._apply(result)
+            # a request's write is atomic: one batch, at most the offsets topic's max.message.bytes
+            self._apply(result, max_batch_bytes=MAX_BATCH_BYTES)
+        except RecordTooLargeError as e:
+            return self._operation_failed(request, *operation_error(e.code, e.message))
         finally:
             self._handling -= 1
         response = result.response
@@ -269,7 +278,15 @@ class Coordinator:
         return f"{prefix}-{uuid.UUID(int=self._ids.getrandbits(128), version=4)}"
 
     # -- append + replay ----------------------------------------------------------
-    def _apply(self, result: Result) -> list[Any]:
+    def _operation_failed(self, request: Any, code: ErrorCode, message: str | None) -> Any:
+        """The answer to a request whose write failed: the heartbeats of the modern groups carry
+        only the error (Kafka builds them afresh); the others say it where they name things."""
+        if int(type(request).__api_key__) in _BARE_ERROR_APIS:
+            cls = response_class(int(type(request).__api_key__), int(type(request).__version__))
+            return build(cls, {"error_code": int(code), "error_message": message})
+        return self._refused(request, code, message)
+
+    def _apply(self, result: Result, max_batch_bytes: int | None = None) -> list[Any]:
         if not result.records and not result.markers and not result.then:
             return []  # most heartbeats write nothing
         written = []
@@ -285,7 +302,8 @@ class Coordinator:
         for (topic, partition), records in by_partition.items():
             log = self.log if topic == CONSUMER_OFFSETS else self.logs[topic]
             entries = log.append(partition, records, timestamp=now, producer_id=result.producer_id,
-                                 producer_epoch=result.producer_epoch, transactional=result.transactional)
+                                 producer_epoch=result.producer_epoch, transactional=result.transactional,
+                                 max_batch_bytes=max_batch_bytes if topic == CONSUMER_OFFSETS else None)
             if topic != CONSUMER_OFFSETS:
                 self._marks[topic] += [len(self.log)] * len(entries)
             if result.replay:
@@ -301,7 +319,7 @@ class Coordinator:
         for follow_up in result.then:
             more = follow_up()
             if more is not None:
-                written += self._apply(more)
+                written += self._apply(more, max_batch_bytes)
         return written
 
     def _replay(self, entry: Any) -> None:

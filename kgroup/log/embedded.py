@@ -154,10 +154,12 @@ class OffsetsLog:
         self._end[partition] = next_offset
 
     def append(self, partition: int, records: Iterable[Any], *, timestamp: int, producer_id: int = -1,
-               producer_epoch: int = -1, transactional: bool = False) -> list[LogEntry]:
+               producer_epoch: int = -1, transactional: bool = False,
+               max_batch_bytes: int | None = None) -> list[LogEntry]:
         """Append `records` (typed records with `.encode()` or raw (key, value) pairs) as one batch.
 
-        Returns the new entries; an empty `records` appends nothing.
+        Returns the new entries; an empty `records` appends nothing. A batch larger than
+        `max_batch_bytes` raises RecordTooLargeError and appends nothing.
         """
         self._check_partition(partition)
         if transactional and producer_id < 0:
@@ -170,6 +172,9 @@ class OffsetsLog:
                             compression=self.compression, producer_id=producer_id, producer_epoch=producer_epoch,
                             base_sequence=_COORDINATOR_BASE_SEQUENCE, transactional=transactional,
                             partition_leader_epoch=self.partition_leader_epoch)
+        if max_batch_bytes is not None and len(data) > max_batch_bytes:
+            from kgroup.errors import RecordTooLargeError
+            raise RecordTooLargeError(len(data), partition, max_batch_bytes)
         start = len(self._entries)
         topic = self.topic
         entries = [_attach(_tnew(LogEntry, (start + i, partition, base + i, timestamp, k, v, producer_id,

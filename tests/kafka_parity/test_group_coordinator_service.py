@@ -81,12 +81,50 @@ def test_consumer_group_heartbeat(profile):
 
 
 def test_consumer_group_heartbeat_with_exception(profile):
-    # Of the runtime failures Kafka maps, kgroup can cause one: the group's partition is not led
-    # here (the runtime's NotCoordinatorException, passed through with its message).
+    # Of the runtime failures Kafka maps, kgroup can cause two: the group's partition is not led
+    # here (the runtime's NotCoordinatorException, passed through with its message) ...
     c = coord(profile, hosted_partitions=range(1))
     group = not_led(c)
     r = send(c, "ConsumerGroupHeartbeat", 1, **{**CONSUMER_JOIN, "group_id": group})
     assert refused(r) == (E.not_coordinator, "This is not the correct coordinator.")
+    # ... and a write larger than one batch (RecordTooLargeException: UNKNOWN_SERVER_ERROR, no
+    # message; Kafka 4.4.0 answers so in the oracle scenario write-too-large)
+    r = send(coord(profile), "ConsumerGroupHeartbeat", 1, **{**CONSUMER_JOIN, "subscribed_topic_names": HUGE})
+    assert refused(r) == (E.unknown_server_error, None)
+
+
+#: topic names whose member record is bigger than a __consumer_offsets batch may be (1 MB)
+HUGE = [f"topic-{i:05d}-" + "x" * 200 for i in range(6000)]
+
+
+@pytest.mark.parametrize("kafka_error, answered", [
+    # CoordinatorOperationExceptionHelper.handleOperationException, case by case
+    (E.unknown_topic_or_partition, E.coordinator_not_available), (E.not_enough_replicas, E.coordinator_not_available),
+    (E.request_timed_out, E.coordinator_not_available), (E.not_leader_or_follower, E.not_coordinator),
+    (E.kafka_storage_error, E.not_coordinator), (E.message_too_large, E.unknown_server_error),
+    (E.record_list_too_large, E.unknown_server_error), (E.invalid_fetch_size, E.unknown_server_error),
+    (E.network_exception, E.coordinator_load_in_progress), (E.unknown_server_error, E.unknown_server_error)])
+def test_a_failed_operation_answers_the_error_a_client_retries_without_a_message(kafka_error, answered):
+    from kgroup.errors import operation_error
+    assert operation_error(kafka_error, "storage said so") == (answered, None)
+
+
+def test_an_error_the_helper_does_not_map_keeps_its_message():
+    from kgroup.errors import operation_error
+    assert operation_error(E.not_coordinator, "This is not the correct coordinator.") == \
+        (E.not_coordinator, "This is not the correct coordinator.")
+
+
+def test_an_offset_commit_too_large_for_one_batch_fails_every_partition_and_writes_nothing(profile):
+    c = coord(profile)
+    c.cluster.create_topic("wide", 400)
+    topics = lambda n: [{"name": "wide", "partitions": [  # noqa: E731
+        {"partition_index": p, "committed_offset": p, "committed_metadata": "m" * 4000} for p in range(n)]}]
+    r = send(c, "OffsetCommit", 8, group_id="g", generation_id_or_member_epoch=-1, topics=topics(400))
+    assert {p.error_code for p in r.topics[0].partitions} == {E.unknown_server_error}
+    assert len(r.topics[0].partitions) == 400
+    r = c.handle(request("OffsetCommit", 8, group_id="g", generation_id_or_member_epoch=-1, topics=topics(200)))
+    assert {p.error_code for p in r.topics[0].partitions} == {E.none}
 
 
 def test_consumer_heartbeat_request_validation(profile):
@@ -148,6 +186,9 @@ def test_streams_group_heartbeat_with_exception():
     c = coord("kafka", hosted_partitions=range(1))
     r = send(c, "StreamsGroupHeartbeat", 0, **{**STREAMS_JOIN, "group_id": not_led(c)})
     assert refused(r) == (E.not_coordinator, "This is not the correct coordinator.")
+    topology = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": HUGE}]}
+    r = send(coord("kafka"), "StreamsGroupHeartbeat", 0, **{**STREAMS_JOIN, "topology": topology})
+    assert refused(r) == (E.unknown_server_error, None)
 
 
 def test_streams_group_heartbeat_fails_for_unsupported_features():
@@ -221,6 +262,8 @@ def test_share_group_heartbeat_with_exception(profile):
     c = coord(profile, hosted_partitions=range(1))
     r = send(c, "ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "group_id": not_led(c)})
     assert refused(r) == (E.not_coordinator, "This is not the correct coordinator.")
+    r = send(coord(profile), "ShareGroupHeartbeat", 1, **{**SHARE_JOIN, "subscribed_topic_names": HUGE})
+    assert refused(r) == (E.unknown_server_error, None)
 
 
 def test_share_group_heartbeat_request_validation(profile):
