@@ -56,6 +56,8 @@ BROKER_APIS: dict[int, tuple[str, int, int | None]] = {
     37: ("create_partitions", 0, None),
     60: ("describe_cluster", 0, None),
 }
+#: Kafka's controller creates at most this many partitions in one CreateTopics (POLICY_VIOLATION)
+_MAX_PARTITIONS_PER_REQUEST = 10_000
 
 
 class Broker:
@@ -183,6 +185,13 @@ class Broker:
     # -- CreateTopics (19) / DeleteTopics (20) -------------------------------------------
     def create_topics(self, req: Any, version: int) -> dict:
         results = []
+        total = sum(len(t.assignments) if t.assignments else
+                    (t.num_partitions if t.num_partitions != -1 else self.default_partitions) for t in req.topics)
+        if total > _MAX_PARTITIONS_PER_REQUEST:   # the controller refuses the whole request
+            return {"throttle_time": 0, "topics": [
+                {"name": t.name, "topic_id": None, "error_code": ErrorCode.policy_violation,
+                 "error_message": "Excessively large number of partitions per request.", "num_partitions": -1,
+                 "replication_factor": -1, "configs": None} for t in req.topics]}
         for t in req.topics:
             partitions = t.num_partitions if t.num_partitions != -1 else self.default_partitions
             code, message = ErrorCode.none, None

@@ -108,6 +108,18 @@ def test_describe_cluster(server, wire):
     assert [(b.broker_id, b.port) for b in r.brokers] == [(0, server.port)]
 
 
+def test_a_create_topics_of_more_than_ten_thousand_partitions_is_refused_whole(server, wire):
+    # Kafka 4.4.0's controller, as the oracle scenario requests-too-large saw it
+    topics = [{"name": f"many-{i}", "num_partitions": 6000, "replication_factor": 1, "assignments": [], "configs": []}
+              for i in (1, 2)]
+    r = wire.call("CreateTopics", 7, timeout=5000, validate_only=False, topics=topics)
+    assert {(t.error_code, t.error_message) for t in r.topics} == {
+        (ErrorCode.policy_violation, "Excessively large number of partitions per request.")}
+    assert not any(server.call(lambda: f"many-{i}" in server.coordinator.cluster) for i in (1, 2))
+    r = wire.call("CreateTopics", 7, timeout=5000, validate_only=False, topics=topics[:1])
+    assert r.topics[0].error_code == ErrorCode.none
+
+
 def test_create_and_delete_topics(server, wire):
     r = wire.call("CreateTopics", 7, timeout=5000, validate_only=False, topics=[
         {"name": "fresh", "num_partitions": 4, "replication_factor": 1, "assignments": [], "configs": []},
