@@ -58,6 +58,9 @@ class Scenario:
     #: the clients commit on a timer (Kafka Streams' commit.interval.ms): how many commits it
     #: takes to reach an offset is timing, so only each partition's last commit is compared
     timer_commits: bool = False
+    #: broker configs the scenario needs on both sides: `kgroup serve` gets them, and the Kafka
+    #: it is compared with must have been started with them (`KafkaBroker(config=...)`)
+    broker_config: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -422,6 +425,13 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     from kgroup.dumps import read_dump
     from kgroup.serve import Server
 
+    missing = {k: v for k, v in scenario.broker_config.items() if kafka.config.get(k) != v}
+    if missing and kafka.external_bootstrap is None:
+        raise ValueError(f"{scenario.name} needs a Kafka started with {missing} (KafkaBroker(config=...))")
+    # kgroup serve is configured as the Kafka it is compared with (the coordinator's settings)
+    from kgroup.config import ALIASES, SETTINGS
+    mirrored = {k: v for k, v in {**kafka.config, **scenario.broker_config}.items()
+                if ALIASES.get(k, k) in SETTINGS}
     token = secrets.token_hex(3)
     k_run = Run("kafka", kafka.bootstrap, token, tools=kafka if tools else None)
     scenario.run(k_run)
@@ -429,7 +439,7 @@ def compare(scenario: Scenario, kafka: KafkaBroker, profile: str = "kafka", *,
     # instances a scenario killed expire later, other tests' groups) while kgroup's run goes on
     kafka_copy = Path(tempfile.mkdtemp(prefix="kgroup-oracle-kafka-"))
     kafka_files = {topic: [_copy_segment(f, kafka_copy) for f in kafka.segments(topic)] for topic in LOGS}
-    server = Server(Coordinator(cluster=Cluster(), profile=profile), auto_create_topics=True, record=True).start()
+    server = Server(Coordinator(cluster=Cluster(), config=mirrored, profile=profile), auto_create_topics=True, record=True).start()
     try:
         g_run = Run("kgroup", server.bootstrap, token, tools=kafka if tools else None)
         scenario.run(g_run)

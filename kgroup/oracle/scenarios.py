@@ -7,6 +7,7 @@ from `run.name` / `run.group`, so the two runs write the same keys. Needs the `s
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -114,11 +115,16 @@ def _partition_all(consumers: list, total: int) -> Callable[[], bool]:
 
 def set_group_config(run: Run, group: str, name: str, value: str) -> None:
     """IncrementalAlterConfigs SET on a GROUP resource (e.g. share.auto.offset.reset)."""
+    set_group_configs(run, group, {name: value})
+
+
+def set_group_configs(run: Run, group: str, configs: dict[str, str]) -> None:
+    """One IncrementalAlterConfigs request setting `configs` on a GROUP resource."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-    entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+    entries = [ConfigEntry(n, v, incremental_operation=AlterConfigOpType.SET) for n, v in configs.items()]
     a = admin(run)
     for f in a.incremental_alter_configs([ConfigResource(ResourceType.GROUP, group,
-                                                         incremental_configs=[entry])]).values():
+                                                         incremental_configs=entries)]).values():
         f.result(timeout=WAIT_S)
 
 
@@ -225,6 +231,77 @@ def _static_restart(run: Run) -> None:
 STATIC_RESTART = Scenario("kip345-static-restart",
                           "two static classic consumers; one restarts with its instance id: no rebalance",
                           _static_restart)
+
+
+def first_error(c, what: str, timeout: float = WAIT_S) -> str:
+    """Poll `c` until it reports an error; returns the error's name (a fatal one's cause)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = c.poll(0.2)
+        if m is not None and m.error() is not None:
+            err = m.error()
+            return f"fatal: {err.str()}" if err.fatal() else err.name()
+    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def _static_fenced(run: Run) -> None:
+    orders = topic(run, "orders", 2, records=4)
+    g = run.group("fenced")
+    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
+    s1.subscribe([orders])
+    poll_until([s1], _partition_all([s1], 2), "s1 to own orders-0..1")
+    # a second process started with the same instance id takes the member over (KIP-345):
+    # the group does not rebalance, and the first one is fenced at its next heartbeat
+    twin = consumer(run, g, "twin", **{"group.instance.id": "s1"})
+    twin.subscribe([orders])
+    poll_until([twin], _partition_all([twin], 2), "the twin to take over orders-0..1")
+    run.saw("the twin took over", assignment(twin))
+    run.saw("s1 is fenced", first_error(s1, "s1 to be fenced"))
+    run.tool("after the takeover: kafka-consumer-groups --describe --members --verbose", "consumer",
+             "--describe", "--group", g, "--members", "--verbose")
+    twin.close()
+    s1.close()
+
+
+STATIC_FENCED = Scenario("kip345-fenced-duplicate",
+                         "a static classic consumer, then a second process with the same group.instance.id: "
+                         "it takes over without a rebalance and the first is fenced (FENCED_INSTANCE_ID)",
+                         _static_fenced)
+
+
+def _kip848_rolling_restart(run: Run) -> None:
+    orders = topic(run, "orders", 4, records=8)
+    g = run.group("rolling")
+    set_group_config(run, g, "consumer.assignment.interval.ms", "0")   # as in KIP848_JOIN_LEAVE
+
+    def start(name: str):
+        c = consumer(run, g, name, **{"group.protocol": "consumer", "group.instance.id": name})
+        c.subscribe([orders])
+        return c
+
+    members = {"c1": start("c1")}
+    poll_until(members.values(), _partition_all(list(members.values()), 4), "c1 to own orders-0..3")
+    members["c2"] = start("c2")
+    poll_until(members.values(), _partition_all(list(members.values()), 4), "c1 and c2 to share orders-0..3")
+    run.saw("c1 and c2 joined", {n: assignment(c) for n, c in members.items()})
+    for name in ("c1", "c2"):   # each restarted in turn: a static member leaves with epoch -2 ...
+        members[name].close()
+        run.tool(f"{name} stopped: kafka-consumer-groups --describe --members", "consumer",
+                 "--describe", "--group", g, "--members")
+        members[name] = start(name)
+        # ... and comes back to the same partitions, with no new group epoch
+        poll_until(members.values(), _partition_all(list(members.values()), 4), f"{name} back")
+        run.saw(f"{name} restarted", {n: assignment(c) for n, c in members.items()})
+    run.tool("after the rolling restart: kafka-consumer-groups --describe --state", "consumer",
+             "--describe", "--group", g, "--state")
+    for c in members.values():
+        c.close()
+
+
+KIP848_ROLLING_RESTART = Scenario("kip848-rolling-restart",
+                                  "two static KIP-848 consumers restarted one after the other: each leaves with "
+                                  "epoch -2 and gets its partitions back without a new group epoch",
+                                  _kip848_rolling_restart)
 
 
 # -- classic <-> consumer migration (KIP-848's online upgrade) ----------------------------
@@ -410,6 +487,105 @@ def committed_fresh(run: Run, g: str, topic_name: str, partitions: int) -> dict:
 OFFSETS_DELETE = Scenario("offsets-delete", "a simple group commits; OffsetDelete of one partition; DeleteGroups",
                           _offsets_delete)
 
+#: per-group configs a user may get wrong, each set alone (and two pairs set together)
+CONFIG_PROBES = [
+    {"consumer.session.timeout.ms": "1000"}, {"consumer.session.timeout.ms": "60001"},
+    {"consumer.heartbeat.interval.ms": "0"}, {"consumer.heartbeat.interval.ms": "abc"},
+    {"consumer.assignment.interval.ms": "-1"},
+    {"share.record.lock.duration.ms": "999"}, {"share.record.lock.duration.ms": "2000"},
+    {"share.record.lock.duration.ms": "60001"}, {"share.record.lock.duration.ms": "20000"},
+    {"share.delivery.count.limit": "1"}, {"share.delivery.count.limit": "11"},
+    {"share.partition.max.record.locks": "99"}, {"share.partition.max.record.locks": "5000"},
+    {"share.partition.max.record.locks": "200"},
+    {"share.isolation.level": "read_most"}, {"share.auto.offset.reset": "sometimes"},
+    {"streams.num.standby.replicas": "3"}, {"streams.num.standby.replicas": "-1"},
+    {"streams.session.timeout.ms": "44999"}, {"streams.initial.rebalance.delay.ms": "-5"},
+    {"streams.assignor.name": "round_robin"},
+    {"group.protocol": "consumer"},
+    {"consumer.session.timeout.ms": "50000", "consumer.heartbeat.interval.ms": "6000"},
+    {"share.session.timeout.ms": "45000", "share.heartbeat.interval.ms": "15001"},
+]
+
+
+def _group_config_bounds(run: Run) -> None:
+    from confluent_kafka import KafkaException
+    g = run.name("configured")
+    for probe in CONFIG_PROBES:
+        try:
+            set_group_configs(run, g, probe)
+            outcome = "ok"
+        except KafkaException as e:
+            outcome = f"{e.args[0].name()}: {e.args[0].str()}"
+        run.saw(" ".join(f"{k}={v}" for k, v in probe.items()), outcome)
+
+
+GROUP_CONFIG_BOUNDS = Scenario("group-config-bounds",
+                               "IncrementalAlterConfigs of per-group configs inside and outside Kafka's bounds: "
+                               "what is accepted, and the error for what is not",
+                               _group_config_bounds,
+                               # under kip the KIP's highly_available assignor is registered too
+                               profiles=("kafka",))
+
+
+def _write_too_large(run: Run) -> None:
+    """Raw requests (no client sends such): a write bigger than one batch of __consumer_offsets."""
+    import uuid
+    from kgroup.errors import ErrorCode
+    from kgroup.oracle.wire import Wire
+    wide = topic(run, "wide", 400)
+    small, large, member = run.group("commits"), run.group("subscriber"), run.name("too-large")
+    with Wire(run.bootstrap, client_id="raw", timeout=WAIT_S) as w:
+        deadline = time.monotonic() + WAIT_S
+        for g in (small, large):   # as a client does first; Kafka loads the partition meanwhile
+            while w.call("FindCoordinator", 4, key_type=0, coordinator_keys=[g]).coordinators[0].error_code:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no coordinator for {g}")
+                time.sleep(0.2)
+
+        def commit_partitions(n: int) -> dict:
+            while True:   # until the coordinator has loaded the group's partition
+                r = w.call("OffsetCommit", 8, group_id=small, generation_id_or_member_epoch=-1, member_id="",
+                           group_instance_id=None, topics=[{"name": wide, "partitions": [
+                               {"partition_index": p, "committed_offset": p, "committed_leader_epoch": -1,
+                                "committed_metadata": "m" * 4000} for p in range(n)]}])
+                codes = Counter(ErrorCode(p.error_code).name for p in r.topics[0].partitions)
+                if not (set(codes) & {"not_coordinator", "coordinator_load_in_progress"}) \
+                        or time.monotonic() > deadline:
+                    return dict(codes)
+                time.sleep(0.2)
+
+        # 200 commits of 4,000 bytes of metadata fit in one batch (about 0.8 MB); 400 do not, and
+        # the whole write fails: UNKNOWN_SERVER_ERROR for every partition, nothing written
+        run.saw("200 commits with 4,000 bytes of metadata each", commit_partitions(200))
+        run.saw("400 commits with 4,000 bytes of metadata each", commit_partitions(400))
+        names = [f"topic-{i:05d}-" + "x" * 200 for i in range(6000)]   # a 1.3 MB subscription
+        r = w.call("ConsumerGroupHeartbeat", 0, group_id=large, member_id=str(uuid.uuid4()), member_epoch=0,
+                   rebalance_timeout=5000, subscribed_topic_names=names, topic_partitions=[])
+        run.saw("a member subscribing to 6,000 long topic names",
+                {"error": ErrorCode(r.error_code).name, "message": r.error_message, "member_id": r.member_id,
+                 "epoch": r.member_epoch})
+    run.saw("the committed offsets", committed_fresh(run, small, wide, 3))
+    # the controller creates at most 10,000 partitions per CreateTopics, counted over all its topics
+    from confluent_kafka.admin import NewTopic
+    a = admin(run)
+    outcome = {}
+    futures = a.create_topics([NewTopic(run.name(f"many-{i}"), 6000, 1) for i in (1, 2)])
+    for name, f in sorted(futures.items()):
+        try:
+            f.result(timeout=WAIT_S)
+            outcome[name.rsplit("-", 1)[0]] = "created"
+        except Exception as e:   # KafkaException: its error's name and message
+            outcome[name.rsplit("-", 1)[0]] = f"{e.args[0].name()}: {e.args[0].str()}"
+    run.saw("two topics of 6,000 partitions in one CreateTopics", outcome)
+
+
+WRITE_TOO_LARGE = Scenario("requests-too-large",
+                           "raw OffsetCommit and ConsumerGroupHeartbeat requests whose records exceed one "
+                           "__consumer_offsets batch (max.message.bytes): the write fails whole; a "
+                           "CreateTopics of more than 10,000 partitions is refused whole",
+                           _write_too_large)
+
+
 # -- KIP-932 share groups ----------------------------------------------------------------
 def share_consumer(run: Run, group: str, client_id: str, **conf: Any):
     return _ck().ShareConsumer({"bootstrap.servers": run.bootstrap, "group.id": group, "client.id": client_id,
@@ -480,6 +656,43 @@ def _share_delivery_limit(run: Run) -> None:
     run.tool("after deleting the offsets: kafka-share-groups --describe", "share", "--describe", "--group", g)
 
 
+#: the lock bound Kafka puts on a group's share.record.lock.duration.ms, lowered so that a lock
+#: can expire within a test (Kafka's default minimum is 15 s)
+LOCK_BOUND = {"group.share.min.record.lock.duration.ms": "1000"}
+
+
+def _share_lock_timeout(run: Run) -> None:
+    tasks = topic(run, "slow", 1, records=3)
+    g = run.group("locks")
+    set_group_config(run, g, "share.auto.offset.reset", "earliest")
+    set_group_config(run, g, "share.record.lock.duration.ms", "2000")
+    w1 = share_consumer(run, g, "w1")
+    w1.subscribe([tasks])
+    held = share_fetch(w1, 3)
+    run.saw("w1 acquired", sorted((m.offset(), m.delivery_count()) for m in held))
+    # w1 stalls past its acquisition lock: the records become Available again (KIP-932), and the
+    # next fetch of the group acquires them with the delivery count one higher. w1 stops before
+    # w2 starts: whether w1 heartbeats once more while both are members is the clients' timing.
+    time.sleep(3.5)
+    w1.close()
+    w2 = share_consumer(run, g, "w2")
+    w2.subscribe([tasks])
+    again = share_fetch(w2, 3)
+    run.saw("w2 acquired after the locks expired", sorted((m.offset(), m.delivery_count()) for m in again))
+    for m in again:
+        w2.acknowledge(m)
+    w2.commit_sync()
+    run.tool("kafka-share-groups --describe", "share", "--describe", "--group", g)
+    w2.close()
+
+
+SHARE_LOCK_TIMEOUT = Scenario("share-lock-timeout",
+                              "a share consumer stalls past share.record.lock.duration.ms (2 s): its records "
+                              "are delivered to a second consumer with delivery count 2",
+                              _share_lock_timeout, profiles=("kafka",),   # as SHARE_EXPLICIT
+                              broker_config=LOCK_BOUND)
+
+
 SHARE_DELIVERY_LIMIT = Scenario("share-delivery-limit-and-reset",
                                 "a poison message released until share.delivery.count.limit (2) archives it; "
                                 "then an admin resets the share group to the earliest offset and deletes "
@@ -494,5 +707,48 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
                           # (profile flag share_ack_write_carries_new_spso)
                           profiles=("kafka",))
 
-ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
-       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT, LIST_GROUPS]
+ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, STATIC_FENCED, KIP848_ROLLING_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
+       KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT, SHARE_LOCK_TIMEOUT, LIST_GROUPS,
+       GROUP_CONFIG_BOUNDS, WRITE_TOO_LARGE]
+
+# -- offsets expiring (a broker of its own: retention is a broker config) ------------------
+#: the shortest retention Kafka allows (a minute), looked at every second
+SHORT_RETENTION = {"offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "1000"}
+
+
+def _offsets_expire(run: Run) -> None:
+    orders = topic(run, "orders", 2, records=4)
+    g, simple = run.group("expiring"), run.group("simple")
+    c = consumer(run, g, "c1")
+    c.subscribe([orders])
+    poll_until([c], _partition_all([c], 2), "c1 to own orders-0..1")
+    commit(c, [_ck().TopicPartition(orders, 0, 1), _ck().TopicPartition(orders, 1, 2)])
+    c.close()   # the group is Empty from here: its offsets expire a retention later
+    # a group that only commits (no member ever joins): each offset expires a retention after its commit
+    s = consumer(run, simple, "s1")
+    commit(s, [_ck().TopicPartition(orders, 0, 3)])
+    s.close()
+    run.saw("committed", {"expiring": committed_fresh(run, g, orders, 2),
+                          "simple": committed_fresh(run, simple, orders, 2)})
+    deadline = time.monotonic() + 150
+    while any(p >= 0 for grp in (g, simple) for p in committed_fresh(run, grp, orders, 2).values()):
+        if time.monotonic() > deadline:
+            raise TimeoutError("the offsets did not expire in 150 s")
+        time.sleep(1)
+    run.saw("a retention later", {"expiring": committed_fresh(run, g, orders, 2),
+                                  "simple": committed_fresh(run, simple, orders, 2)})
+    time.sleep(2)   # the group's own tombstone follows its offsets' at the next check
+    run.tool("kafka-consumer-groups --list", "consumer", "--list", only_mine=True)
+
+
+OFFSETS_EXPIRE = Scenario("offsets-expire",
+                          "a group's offsets expire offsets.retention.minutes after it became Empty, and a "
+                          "simple group's a retention after each commit; both groups are then deleted",
+                          _offsets_expire, broker_config=SHORT_RETENTION)
+
+#: scenarios that need a broker of their own (their broker_config would change the others')
+OWN_BROKER = [OFFSETS_EXPIRE]
+
+
+#: the shared oracle broker's configs: what the scenarios in ALL need (kgroup serve mirrors them)
+SHARED_BROKER_CONFIG = {k: v for scenario in ALL for k, v in scenario.broker_config.items()}

@@ -11,6 +11,7 @@ import pytest
 
 from kgroup.oracle import ENABLE_HINT, KafkaBroker, KafkaUnavailable
 from kgroup.oracle.kafka import shared_broker
+from kgroup.oracle.scenarios import SHARED_BROKER_CONFIG
 
 
 def _unavailable(reason: str) -> None:
@@ -24,12 +25,12 @@ def kafka() -> KafkaBroker:
     state = os.environ.get("KGROUP_ORACLE_STATE")
     try:
         if state is None:  # pytest started some other way (no root conftest): a broker of our own
-            broker = KafkaBroker().start()
+            broker = KafkaBroker(SHARED_BROKER_CONFIG).start()
             yield broker
             broker.stop()
             return
         controller = int(os.environ.get("KGROUP_ORACLE_OWNER", os.getpid()))
-        yield shared_broker(state, owner_pid=controller)
+        yield shared_broker(state, SHARED_BROKER_CONFIG, owner_pid=controller)
     except KafkaUnavailable as e:
         _unavailable(str(e))
 
