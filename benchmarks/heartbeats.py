@@ -4,6 +4,9 @@
     python benchmarks/heartbeats.py [--members 10 1000 10000] [--partitions 1000]
                                     [--types consumer streams share classic] [--profile kip] [--quick]
                                     [--repeat 3]
+    python benchmarks/heartbeats.py --rolling [--members 1000 10000] [--profiles kip kafka]
+
+`--rolling`: the time to Stable of a rolling start, under both profiles (see `rolling_start`).
 
 For each group type and size: N members join at once (each join bumps the group epoch and runs
 the server-side assignor: uniform for a KIP-848 consumer group, sticky for a stateless Streams
@@ -204,6 +207,74 @@ def setup_classic(members: int, partitions: int, profile: str):
 SETUPS = {"consumer": setup_consumer, "streams": setup_streams, "share": setup_share, "classic": setup_classic}
 
 
+# -- a rolling start: time to Stable -------------------------------------------------------
+
+JOIN_EVERY_MS = 5      # coordinator time between two joins
+ROUND_MS = 100         # coordinator time between two rounds of heartbeats
+
+
+def rolling_start(kind: str, members: int, partitions: int, profile: str) -> dict:
+    """Members join one every JOIN_EVERY_MS of coordinator time, then every member heartbeats,
+    a round every ROUND_MS, until the group is Stable with every member at the group epoch (the
+    clock moves, so a batched assignment comes due). Wall seconds of both phases."""
+    c = Coordinator(Cluster({"t": partitions}, seed=1), profile=profile, config={
+        f"group.{kind}.session.timeout.ms": 60_000, f"group.{kind}.max.session.timeout.ms": 60_000,
+        f"group.{kind}.max.size": min(max(members, 200), SHARE_MAX_SIZE) if kind == "share" else max(members, 1000)})
+    ids = [str(uuid.UUID(int=i + 1)) for i in range(members)]
+    owned: dict[str, dict] = {m: {} for m in ids}
+    sent: dict[str, dict | None] = {m: {} for m in ids}
+    epochs: dict[str, int] = {}
+
+    def hb(m: str, *, join: bool = False):
+        if kind == "share":
+            r = c.handle(request("ShareGroupHeartbeat", 1, group_id=GROUP, member_id=m,
+                                 member_epoch=epochs.get(m, 0), subscribed_topic_names=["t"] if join else None))
+            epochs[m] = r.member_epoch
+            return
+        changed = join or owned[m] != sent[m]
+        sent[m] = {t: set(ps) for t, ps in owned[m].items()}
+        if kind == "consumer":
+            r = _consumer_hb(c, m, epochs.get(m, 0), sent[m] if changed else None, join=join)
+            if r.assignment is not None:
+                owned[m] = {tp.topic_id: set(tp.partitions) for tp in r.assignment.topic_partitions}
+        else:
+            r = _streams_hb(c, m, epochs.get(m, 0), sent[m] if changed else None, join=join)
+            if r.active_tasks is not None:
+                owned[m] = {t.subtopology_id: set(t.partitions) for t in r.active_tasks}
+        assert int(r.error_code) == 0, (kind, m, r.error_code, r.error_message)
+        epochs[m] = r.member_epoch
+
+    t0 = time.perf_counter()
+    for m in ids:
+        hb(m, join=True)
+        c.advance(JOIN_EVERY_MS)
+    joined = time.perf_counter()
+    group, rounds = c.groups[GROUP], 0
+    while group.state != "Stable" or any(epochs[m] != group.group_epoch for m in ids):
+        for m in ids:
+            hb(m)
+        c.advance(ROUND_MS)
+        rounds += 1
+    done = time.perf_counter()
+    return {"join_s": joined - t0, "stable_s": done - t0, "rounds": rounds, "epoch": group.group_epoch}
+
+
+def rolling_main(args) -> None:
+    print(f"# rolling start: a join every {JOIN_EVERY_MS} ms of coordinator time, then rounds of heartbeats "
+          f"{ROUND_MS} ms apart until Stable; one topic of {args.partitions} partitions "
+          f"({platform.python_implementation()} {platform.python_version()})")
+    print(f"{'group':>8} {'members':>8} {'profile':>8} {'joins (s)':>10} {'to Stable (s)':>14} {'rounds':>7} "
+          f"{'group epoch':>12}")
+    for kind in [k for k in args.types if k != "classic"]:
+        for n in args.members:
+            if kind == "share" and n > SHARE_MAX_SIZE:
+                continue
+            for profile in args.profiles:
+                r = rolling_start(kind, n, args.partitions, profile)
+                print(f"{kind:>8} {n:>8} {profile:>8} {r['join_s']:>10.1f} {r['stable_s']:>14.1f} "
+                      f"{r['rounds']:>7} {r['epoch']:>12}", flush=True)
+
+
 def steady_us(c: Coordinator, steady: list, repeat: int) -> float:
     """µs per steady heartbeat: the best of `repeat` timed runs of whole rounds."""
     rounds = max(1, STEADY_HEARTBEATS // len(steady))
@@ -241,8 +312,17 @@ def main() -> None:
     ap.add_argument("--profile", default="kip", choices=["kip", "kafka"])
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per size; the best is printed")
     ap.add_argument("--quick", action="store_true", help="10 and 1000 members only")
+    ap.add_argument("--rolling", action="store_true",
+                    help="time to Stable of a rolling start instead (both profiles unless --profiles)")
+    ap.add_argument("--profiles", nargs="*", default=["kip", "kafka"], choices=["kip", "kafka"],
+                    help="with --rolling: the profiles to run")
     args = ap.parse_args()
-    sizes = [n for n in args.members if n <= 1000] if args.quick else args.members
+    if args.quick:
+        args.members = [n for n in args.members if n <= 1000]
+    if args.rolling:
+        rolling_main(args)
+        return
+    sizes = args.members
     print(f"# heartbeats, one topic of {args.partitions} partitions, profile {args.profile} "
           f"({platform.python_implementation()} {platform.python_version()}; best of {args.repeat})")
     print(f"{'group':>8} {'members':>8} {'ms/join':>9} {'ms/reconcile hb':>16} {'hb to Stable':>13} "

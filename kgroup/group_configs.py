@@ -202,14 +202,15 @@ def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
 def assignment_interval_ms(c: "Coordinator", group_id: str, kind: str) -> int:
     """KIP-1263: the least time between two target assignments of the group, `kind` "consumer",
     "share" or "streams": the group's `{kind}.assignment.interval.ms`, else the coordinator's
-    `group.{kind}.assignment.interval.ms`. Without assignment batching in the profile (kip: the
-    seeds compute an assignment at every epoch bump) an interval that no config sets is 0."""
+    `group.{kind}.assignment.interval.ms`. A Streams group under a profile without assignment
+    batching (kip: KIP-1071 computes an assignment at every epoch bump) has 0 unless configured;
+    consumer and share groups batch under both profiles (no seed speaks: Kafka's rule)."""
     name = f"{kind}.assignment.interval.ms"
     override = (c.cluster.group_configs.get(group_id) or {}).get(name)
     if override is not None:
         return override
     broker = "group." + name
-    if c.profile.assignment_batching or broker in c.config.overrides:
+    if kind != "streams" or c.profile.assignment_batching or broker in c.config.overrides:
         return c.config[broker]
     return 0
 

@@ -97,10 +97,11 @@ class Profile:
     #: Authorization: StreamsGroupDescribe needs READ on the group (kip: KIP-1071 "Required ACL")
     #: vs DESCRIBE (kafka: KafkaApis.handleStreamsGroupDescribe, as for every other describe).
     streams_describe_needs_read: bool
-    #: Consumer, share and Streams groups: KIP-1263 assignment batching. A new target assignment is
-    #: computed at every group epoch bump (kip: KIP-1071 "Every time the group epoch is bumped, a new
-    #: task assignment is computed") vs at most once per group.{consumer,share,streams}.assignment.
-    #: interval.ms, Kafka's default 1000 ms (kafka). A configured interval applies under both.
+    #: Streams groups: KIP-1263 assignment batching. A new target assignment is computed at every
+    #: group epoch bump (kip: KIP-1071 "Every time the group epoch is bumped, a new task assignment is
+    #: computed") vs at most once per group.streams.assignment.interval.ms, Kafka's default 1000 ms
+    #: (kafka). Consumer and share groups batch under both (no seed says otherwise); a configured
+    #: interval applies under both.
     assignment_batching: bool
 
 

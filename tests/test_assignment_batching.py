@@ -1,10 +1,11 @@
 """KIP-1263 assignment batching, for consumer, share and Streams groups: a group epoch bump computes
 the next target assignment only once `group.{consumer,share,streams}.assignment.interval.ms` has passed
 since the last one (the time in the target-assignment metadata record); until then members reconcile
-to the current assignment epoch, and the next heartbeat after the interval computes it. The profile
-chooses the default (kafka: Kafka's 1000 ms; kip: 0, the seeds assign at every bump); a configured
-interval, the coordinator's or the group's own, applies under both. Kafka's own cases are in
-tests/kafka_parity (test_*_assignment_interval)."""
+to the current assignment epoch, and the next heartbeat after the interval computes it. Consumer and
+share groups batch under both profiles (no seed says when their assignment is computed, so Kafka's
+1000 ms applies); for Streams groups the profile chooses (kafka: 1000 ms; kip: 0, KIP-1071 assigns at
+every bump). A configured interval, the coordinator's or the group's own, applies under both. Kafka's
+own cases are in tests/kafka_parity (test_*_assignment_interval)."""
 from __future__ import annotations
 
 import pytest
@@ -49,16 +50,18 @@ def two_joins(c: Coordinator, kind: str) -> int:
     return heartbeat(c, kind, "m2", 0).member_epoch
 
 
-@pytest.mark.parametrize("kind", ["consumer", "share", "streams"])
-def test_kip_computes_an_assignment_at_every_bump(kind):
+def test_kip_computes_a_streams_assignment_at_every_bump():
+    # KIP-1071: "Every time the group epoch is bumped, a new task assignment is computed"
     c = coordinator("kip")
-    assert two_joins(c, kind) == 3
+    assert two_joins(c, "streams") == 3
     assert epochs(c) == (3, 3)
 
 
-@pytest.mark.parametrize("kind", ["consumer", "share", "streams"])
-def test_kafka_batches_assignments_by_default(kind):
-    c = coordinator("kafka")
+@pytest.mark.parametrize("kind, profile", [("consumer", "kip"), ("share", "kip"), ("consumer", "kafka"),
+                                           ("share", "kafka"), ("streams", "kafka")])
+def test_assignments_are_batched_by_default(kind, profile):
+    # consumer and share groups under both profiles: the seeds are silent, so Kafka's default holds
+    c = coordinator(profile)
     assert two_joins(c, kind) == 2          # the current assignment epoch: its target waits
     assert epochs(c) == (3, 2)
     c.advance(999)
@@ -102,7 +105,8 @@ def test_the_group_config_overrides_the_coordinators(kind):
     assert two_joins(c, kind) == 3 and epochs(c) == (3, 3)
 
     c = coordinator("kip")
-    assert described(c, name) == "0"       # kip: no batching unless configured
+    # kip: Streams groups assign at every bump unless configured; the others batch as Kafka does
+    assert described(c, name) == ("0" if kind == "streams" else "1000")
     assert alter(c, name, "2000").error_code == E.none
     assert two_joins(c, kind) == 2 and epochs(c) == (3, 2)
 

@@ -51,9 +51,14 @@ def written(c: Coordinator, since: int) -> list[str]:
             for i in range(since, c.position)]
 
 
+#: a target assignment at every group epoch bump (KIP-1263's batching off)
+ASSIGN_AT_EVERY_BUMP = {"group.consumer.assignment.interval.ms": 0}
+
+
 @pytest.fixture
 def c() -> Coordinator:
-    return Coordinator(Cluster({"foo": 6, "bar": 3}, seed=7))
+    # every bump assigns at once: these tests are about reconciliation, not KIP-1263's batching
+    return Coordinator(Cluster({"foo": 6, "bar": 3}, seed=7), config=ASSIGN_AT_EVERY_BUMP)
 
 
 def settle(c: Coordinator, members: dict[str, int], rounds: int = 6) -> dict[str, int]:
@@ -308,7 +313,7 @@ def test_two_members_swapping_partitions_never_share_one(monkeypatch):
     partition is ever held by two members, on the coordinator or on the clients."""
     from kgroup.assignors import SERVER_ASSIGNORS, FixedAssignor
     c = Coordinator(Cluster({"foo": 4, "bar": 1}, seed=3),
-                    config={"group.consumer.assignors": ["uniform", "range", "fixed"]})
+                    config={"group.consumer.assignors": ["uniform", "range", "fixed"], **ASSIGN_AT_EVERY_BUMP})
     foo = c.cluster.topic_id("foo")
     hb(c, "a", 0, topics=["foo"])
     hb(c, "b", 0, topics=["foo"])

@@ -70,7 +70,7 @@ def test_strips_fit_a_notebook_output_area_with_their_markers_and_legend(n):
 @pytest.fixture
 def live():
     cluster = Cluster({"foo": 1}, seed=1)
-    c = Coordinator(cluster=cluster)
+    c = Coordinator(cluster=cluster, config={"group.share.assignment.interval.ms": 0})   # assigned at each bump
     consumers = {n: ShareConsumer(c, "myshare", ["foo"], name=n, acknowledgement_mode="explicit") for n in "AB"}
     sim = Simulation(c, list(consumers.values()))
     for k in consumers.values():

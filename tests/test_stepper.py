@@ -118,7 +118,7 @@ def test_heartbeat_fenced_and_error_codes_by_name(coord):
 
 
 def test_consumer_group_heartbeat_says_the_epoch_moved():
-    c = Coordinator(Cluster({"foo": 4, "bar": 2}, seed=7))
+    c = Coordinator(Cluster({"foo": 4, "bar": 2}, seed=7), config={"group.consumer.assignment.interval.ms": 0})
     s = Scenario(c)
     s.step("A joins", cg_heartbeat("A", 0, ["foo"], []))
     s.step("A heartbeats", cg_heartbeat("A", 2))

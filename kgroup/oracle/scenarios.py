@@ -335,8 +335,7 @@ def _classic_to_consumer(run: Run) -> None:
 
 CLASSIC_TO_CONSUMER = Scenario("classic-to-consumer-migration",
                                "a classic consumer's group converts when a KIP-848 consumer joins, and back "
-                               "when it leaves", _classic_to_consumer,
-                               profiles=("kafka",))   # as KIP848_JOIN_LEAVE: assignment_batching
+                               "when it leaves", _classic_to_consumer)
 
 
 # -- KIP-848 regular expressions --------------------------------------------------------
@@ -355,7 +354,7 @@ def _kip848_regex(run: Run) -> None:
 
 KIP848_REGEX = Scenario("kip848-regex-subscription",
                         "a KIP-848 consumer subscribes with a regex; a matching topic is created meanwhile",
-                        _kip848_regex, profiles=("kafka",))   # assignment_batching, as above
+                        _kip848_regex)
 
 
 # -- transactions -------------------------------------------------------------------------
@@ -428,7 +427,7 @@ def _list_groups(run: Run) -> None:
 
 LIST_GROUPS = Scenario("list-groups",
                        "a simple, a KIP-848 and a share group listed by ListGroups, kafka-groups and the type tools",
-                       _list_groups, profiles=("kafka",))   # assignment_batching, share flags, as above
+                       _list_groups, profiles=("kafka",))   # the share profile flags, as SHARE_EXPLICIT
 
 
 # -- offsets ------------------------------------------------------------------------------

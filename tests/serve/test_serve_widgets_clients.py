@@ -18,7 +18,9 @@ from widgets.served import PausedReconciliation, ServedShareStrip, reconciliatio
 ck = pytest.importorskip("confluent_kafka")
 
 #: heartbeats every 500 ms (Kafka: 5 s), so that a rebalance settles in a second or two
-FAST = {"group.consumer.min.heartbeat.interval.ms": 500, "group.consumer.heartbeat.interval.ms": 500}
+#: quick heartbeats, and a target at every bump (the hand-off these tests draw, not KIP-1263's batching)
+FAST = {"group.consumer.min.heartbeat.interval.ms": 500, "group.consumer.heartbeat.interval.ms": 500,
+        "group.consumer.assignment.interval.ms": 0}
 
 
 def kip848_consumer(server: Server, name: str):

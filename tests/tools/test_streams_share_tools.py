@@ -94,7 +94,7 @@ def share_group():
     sim = Simulation(c)
     for name in ("A", "B"):
         sim.add(ShareConsumer(c, "queue", ["orders"], name=name)).start()
-    sim.run(3_000)
+    sim.run(6_000)   # B is assigned at its second heartbeat: its join's assignment waited for the batch
     return c
 
 
