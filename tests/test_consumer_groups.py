@@ -524,3 +524,31 @@ def test_old_partition_metadata_record_is_read_and_replaced_by_the_hash(c):
     hb(loaded, "a", FIRST, owned={foo.topic_id: set(range(6))})
     assert written(loaded, pos)[:2] == ["ConsumerGroupMetadata", "ConsumerGroupPartitionMetadata-"]
     assert g.partition_metadata is None and g.metadata_hash != 0 and g.group_epoch == FIRST + 1
+
+
+def test_the_subscribed_topics_of_a_change_are_counted_as_a_pass_over_every_member_finds_them():
+    """GroupChange counts the changed members out and in (Kafka's subscribedTopicNames map); a pass
+    over the changed group's members must give the same topics, whatever the change."""
+    import random
+    from kgroup.groups.consumer.group import ConsumerGroupMember, ResolvedRegularExpression
+    from kgroup.groups.consumer.protocol import GroupChange
+    rng = random.Random(5)
+    topics = [f"t{i}" for i in range(6)]
+    for _ in range(300):
+        g = ConsumerGroup("g")
+        g.resolved_regexes = {"r1": ResolvedRegularExpression(frozenset({"t4", "x"}), 1, 0),
+                              "r2": ResolvedRegularExpression(frozenset({"y"}), 1, 0)}
+
+        def member(mid: str) -> ConsumerGroupMember:
+            return ConsumerGroupMember(member_id=mid, subscribed_topic_names=frozenset(rng.sample(topics, rng.randint(0, 3))),
+                                       subscribed_topic_regex=rng.choice([None, "r1", "r2"]))
+        for i in range(rng.randint(0, 6)):
+            g.update_member(member(f"m{i}"))
+        ids = list(g.members)
+        removed = tuple(rng.sample(ids, rng.randint(0, len(ids)))) if ids else ()
+        replaced = g.members[rng.choice(ids)] if ids and rng.random() < 0.3 else None
+        updated = member(rng.choice([*ids, "new"])) if rng.random() < 0.8 else None
+        change = GroupChange(g, updated, replaced, removed)
+        dropped = set(rng.sample(["r1", "r2"], rng.randint(0, 2)))
+        resolved = {r: v for r, v in g.resolved_regexes.items() if r not in dropped}
+        assert change.subscribed_topic_names(dropped) == g.subscribed_topic_names(change.members, resolved)

@@ -80,7 +80,8 @@ def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp
     nb = ROOT / "notebooks" / "03_consumer_groups_kip848.ipynb"
     out = tmp_path / nb.name
     pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"), "num_members": 4, "partitions_per_topic": 6})
+                        parameters={"output_dir": str(tmp_path / "out"), "num_members": 4, "partitions_per_topic": 6,
+                                    "crowd_members": 1000})
     text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
     m = re.search(r"most partitions without an owner at once: eager (\d+), cooperative (\d+), KIP-848 (\d+); "
                   r"partitions ever owned twice at once: (\d+)", text)
@@ -89,7 +90,11 @@ def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp
     assert eager == 2 * 6 and kip848 < eager and cooperative < eager and double == 0
     assert "unrevoked" in text and "unreleased" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
-        "assignor_balance.svg", "reconciliation_grid.svg", "unowned_partitions.svg"]
+        "assignor_balance.svg", "crowd_epochs.svg", "reconciliation_grid.svg", "unowned_partitions.svg"]
+    # Part 4: the large group forms, its target assignments batched (one a second, not one a join)
+    m = re.search(r"1,000 members joined in 5 s of coordinator time; Stable at [\d.]+ s with group epoch 1,001, "
+                  r"after (\d+) target assignments", text)
+    assert m and int(m.group(1)) <= 7, text[-2000:]
 
 
 @pytest.mark.notebook

@@ -152,6 +152,30 @@ def unowned_over_time(series: dict[str, list[tuple[int, int]]], *, events: list[
     return alt.layer(*layers, title=title).properties(width=560, height=220)
 
 
+def epochs_over_time(timeline: pd.DataFrame | list[dict], *,
+                     title: str = "A group forming: its epochs over time") -> alt.VConcatChart:
+    """A rolling start (`kgroup.clients.rolling_start`'s timeline). Above: how far the assignment
+    epoch trails the group epoch, which moves with every join — the target assignment catches up
+    as often as the assignment interval lets it (KIP-1263). Below: the members joined, and those
+    reconciled to the latest target assignment."""
+    df = pd.DataFrame(timeline)
+    df = df.assign(t_s=df["t_ms"] / 1000, trailing=df["group_epoch"] - df["assignment_epoch"])
+    x = alt.X("t_s:Q", title="coordinator time (s)")
+    top = (alt.Chart(df).mark_line(interpolate="step-after", strokeWidth=1.4, color="#d62728")
+           .encode(x=x, y=alt.Y("trailing:Q", title="group epoch − assignment epoch"),
+                   tooltip=["t_s", "group_epoch", "assignment_epoch"])
+           .properties(width=560, height=160))
+    people = df.rename(columns={"members": "joined", "at_assignment_epoch": "at the assignment epoch"}).melt(
+        id_vars=["t_s"], value_vars=["joined", "at the assignment epoch"], var_name="members", value_name="count")
+    bottom = (alt.Chart(people).mark_line(interpolate="step-after", strokeWidth=1.6)
+              .encode(x=x, y=alt.Y("count:Q", title="members"),
+                      color=alt.Color("members:N", sort=["joined", "at the assignment epoch"],
+                                      legend=alt.Legend(orient="bottom", title=None)),
+                      tooltip=["t_s", "members", "count"])
+              .properties(width=560, height=160))
+    return alt.vconcat(top, bottom, title=title)
+
+
 def assignment_balance(counts: pd.DataFrame | list[dict], *,
                        title: str = "Partitions per member, by server-side assignor") -> alt.Chart:
     """Bars: partitions assigned to each member, one panel per assignor (rows with assignor,

@@ -5,10 +5,12 @@
     from kgroup.clients import StreamsApplication, StreamsConfig, TopologyBuilder   # KIP-1071
     from kgroup.clients import ShareConsumer, AcknowledgeType                       # KIP-932
     from kgroup.clients import FaultyTransport     # Simulation(..., transport=FaultyTransport(c, seed=1, drop=0.1))
+    from kgroup.clients import rolling_start       # thousands of bare members joining one by one
 """
 from kgroup.clients.classic import ClassicConsumer, ConsumerConfig, MemberState, RebalanceEvent
 from kgroup.clients.consumer import (ConsumerGroupConsumer, ConsumerMemberState, GroupConsumerConfig, HeartbeatExchange,
                                      RebalanceListener)
+from kgroup.clients.crowd import CrowdRun, rolling_start
 from kgroup.clients.driver import Simulation, rolling_restart, rolling_upgrade
 from kgroup.clients.share import AcknowledgeType, ShareConsumer, ShareMemberState, ShareRecord
 from kgroup.clients.streams import StateDirectory, StreamsApplication, StreamsConfig, StreamsMemberState, StreamThread
@@ -19,4 +21,5 @@ __all__ = ["ClassicConsumer", "ConsumerConfig", "MemberState", "RebalanceEvent",
            "ConsumerGroupConsumer", "ConsumerMemberState", "GroupConsumerConfig", "HeartbeatExchange",
            "RebalanceListener", "rolling_upgrade", "StreamsApplication", "StreamThread", "StreamsConfig",
            "StreamsMemberState", "StateDirectory", "TopologyBuilder", "ShareConsumer", "AcknowledgeType",
-           "ShareMemberState", "ShareRecord", "Transport", "FaultyTransport", "Fault", "RequestTimeout"]
+           "ShareMemberState", "ShareRecord", "Transport", "FaultyTransport", "Fault", "RequestTimeout", "CrowdRun",
+           "rolling_start"]

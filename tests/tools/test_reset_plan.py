@@ -138,5 +138,5 @@ def test_an_active_group_gets_a_warning_not_a_refusal(capsys):
     assert code == 0
     assert "group 'billing-app' is Stable here: Kafka resets only inactive groups" in err
     rows = {(r[1], int(r[2])): int(r[3]) for r in (line.split() for line in out.strip().splitlines()[1:])}
-    assert rows == {("orders", 0): 510, ("orders", 1): 510, ("orders", 2): 400, ("orders", 3): 400,
+    assert rows == {("orders", 0): 610, ("orders", 1): 610, ("orders", 2): 400, ("orders", 3): 400,
                     ("orders", 4): 400, ("orders", 5): 400}

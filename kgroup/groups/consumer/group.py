@@ -95,6 +95,21 @@ class ResolvedRegularExpression:
 EMPTY_RESOLVED = ResolvedRegularExpression(frozenset(), -1, -1)
 
 
+def track_subscription(names: Counter, regexes: Counter, member: "ConsumerGroupMember | None", sign: int) -> None:
+    """Count `member`'s subscription in (`sign` +1) or out (-1) of the per-name and per-regex counts."""
+    if member is None:
+        return
+    for n in member.subscribed_topic_names:
+        names[n] += sign
+        if names[n] <= 0:
+            del names[n]
+    r = member.subscribed_topic_regex
+    if r:
+        regexes[r] += sign
+        if regexes[r] <= 0:
+            del regexes[r]
+
+
 class ConsumerGroup(ModernGroup):
     """A KIP-848 consumer group."""
 
@@ -109,6 +124,8 @@ class ConsumerGroup(ModernGroup):
         self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
         #: regex -> number of members subscribed with it
         self.subscribed_regexes: Counter[str] = Counter()
+        #: topic name -> number of members subscribed to it by name (Kafka's subscribedTopicNames)
+        self.subscribed_names: Counter[str] = Counter()
         #: the old (before Kafka 4.1) subscription metadata record is in the log (record 4)
         self.partition_metadata: dict[str, tuple[uuid.UUID, int]] | None = None
         #: why the last member was fenced by a timer (for display)
@@ -192,6 +209,16 @@ class ConsumerGroup(ModernGroup):
         return out
 
     # -- what the group subscribes to -----------------------------------------------------
+    def subscribed_topic_names_counted(self, names: Mapping[str, int], regexes: Mapping[str, int],
+                                       resolved: Mapping[str, ResolvedRegularExpression]) -> set[str]:
+        """`subscribed_topic_names` from subscription counts (what `track_subscription` keeps):
+        a member's join costs its own topics, not the whole group's."""
+        out = {n for n, k in names.items() if k > 0}
+        for r, k in regexes.items():
+            if k > 0:
+                out |= resolved.get(r, EMPTY_RESOLVED).topics
+        return out
+
     def subscribed_topic_names(self, members: Mapping[str, ConsumerGroupMember] | None = None,
                                resolved: Mapping[str, ResolvedRegularExpression] | None = None) -> set[str]:
         """Topic names some member subscribes to, by name or through a resolved regex."""
@@ -254,12 +281,9 @@ class ConsumerGroup(ModernGroup):
             self._update_partition_epochs(old, None)
 
     def _track_regex(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
-        if old is not None and old.subscribed_topic_regex:
-            self.subscribed_regexes[old.subscribed_topic_regex] -= 1
-            if self.subscribed_regexes[old.subscribed_topic_regex] <= 0:
-                del self.subscribed_regexes[old.subscribed_topic_regex]
-        if new is not None and new.subscribed_topic_regex:
-            self.subscribed_regexes[new.subscribed_topic_regex] += 1
+        """Keep the subscription counts (regexes and names) as members come, change and go."""
+        track_subscription(self.subscribed_names, self.subscribed_regexes, old, -1)
+        track_subscription(self.subscribed_names, self.subscribed_regexes, new, +1)
 
     def _update_partition_epochs(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
         if old is not None:

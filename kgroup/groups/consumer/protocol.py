@@ -17,8 +17,8 @@ moves when what they match changes.
 from __future__ import annotations
 
 import functools
-
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
-from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
+from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression, track_subscription
 from .migration import convert_to_consumer_group, maybe_downgrade
 from .reconciliation import reconcile
 from .timers import cancel_timers, rebalance_key, session_key
@@ -326,8 +326,20 @@ class GroupChange:
         return members, target
 
     def subscribed_topic_names(self, dropped_regexes: set[str] = frozenset()) -> set[str]:
-        resolved = {r: v for r, v in self.group.resolved_regexes.items() if r not in dropped_regexes}
-        return self.group.subscribed_topic_names(self.members, resolved)
+        """The topics the changed group subscribes to: the group's counts with this change's
+        members counted out and in (as `_changed` replaces them), not a pass over every member."""
+        group = self.group
+        resolved = {r: v for r, v in group.resolved_regexes.items() if r not in dropped_regexes}
+        names, regexes = Counter(group.subscribed_names), Counter(group.subscribed_regexes)
+        gone: set[str] = set()
+        leaving = [*self._removed, *([self._replaced.member_id] if self._replaced is not None else []),
+                   *([self._updated.member_id] if self._updated is not None else [])]
+        for mid in leaving:
+            if mid not in gone and mid in group.members:
+                gone.add(mid)
+                track_subscription(names, regexes, group.members[mid], -1)
+        track_subscription(names, regexes, self._updated, +1)
+        return group.subscribed_topic_names_counted(names, regexes, resolved)
 
 
 def subscribed_topic_ids(c: "Coordinator", names: frozenset[str] | set[str]) -> frozenset[uuid.UUID]:
