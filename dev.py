@@ -69,6 +69,7 @@ def main(argv: list[str]) -> int:
     ensure_env()
     warn_without_java()
     cmd, rest = argv[0], argv[1:]
+    os.chdir(ROOT)
     if cmd == "lab":
         args = [str(BIN / "jupyter"), "lab", f"--notebook-dir={ROOT / 'notebooks'}", *rest]
         if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in rest:
@@ -83,17 +84,15 @@ def main(argv: list[str]) -> int:
         # the slow notebook tests go first (tests/conftest.py) and idle workers steal the rest
         workers = str((os.cpu_count() or 1) + 1)
         parallel = [] if any(a.startswith(("-n", "--numprocesses")) for a in rest) else ["-n", workers, "--dist", "worksteal"]
-        os.chdir(ROOT)
-        if rest:
-            return subprocess.call([str(PY), "-m", "pytest", *parallel, *rest])
-        # The whole suite in two phases: the tests that drive real Kafka clients (marked `kafka`)
-        # compare what librdkafka and Kafka Streams did, so they run after the rest, two at a time,
-        # where a CPU-bound neighbour cannot reorder a client's heartbeats.
-        first = subprocess.call([str(PY), "-m", "pytest", *parallel, "-m", "not kafka"])
-        print("\n== phase 2: the tests that drive real Kafka clients ==", flush=True)
-        second = subprocess.call([str(PY), "-m", "pytest", "-n", "2", "--dist", "worksteal", "-m", "kafka"])
-        return first or second
-    os.chdir(ROOT)
+        args = [str(PY), "-m", "pytest", *parallel, *rest]
+        if not rest:
+            # The whole suite in two phases: the tests that drive real Kafka clients (marked `kafka`)
+            # compare what librdkafka and Kafka Streams did, so they run after the rest, two at a time,
+            # where a CPU-bound neighbour cannot reorder a client's heartbeats.
+            first = subprocess.call([*args, "-m", "not kafka"])
+            print("\n== phase 2: the tests that drive real Kafka clients ==", flush=True)
+            second = subprocess.call([str(PY), "-m", "pytest", "-n", "2", "--dist", "worksteal", "-m", "kafka"])
+            return first or second
     return subprocess.call(args)
 
 

@@ -48,11 +48,7 @@ ROUND_MS = 100         # coordinator time between two rounds of heartbeats
 # -- KIP-848 consumer group ----------------------------------------------------------------
 
 def _consumer_hb(c, member_id, epoch, owned, *, join=False):
-    return c.handle(request(
-        "ConsumerGroupHeartbeat", 1, group_id=GROUP, member_id=member_id, member_epoch=epoch,
-        rebalance_timeout=30_000 if join else -1, subscribed_topic_names=["t"] if join else None,
-        topic_partitions=None if owned is None else
-        [{"topic_id": t, "partitions": sorted(ps)} for t, ps in owned.items()]))
+    return crowd.consumer_heartbeat(c, GROUP, member_id, epoch, owned, topics=["t"] if join else None)
 
 
 def setup_consumer(members: int, partitions: int, profile: str):
@@ -94,16 +90,7 @@ def setup_consumer(members: int, partitions: int, profile: str):
 # -- KIP-1071 Streams group ----------------------------------------------------------------
 
 def _streams_hb(c, member_id, epoch, owned, *, join=False):
-    tasks = None if owned is None else [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in owned.items()]
-    return c.handle(request(
-        "StreamsGroupHeartbeat", 0, group_id=GROUP, member_id=member_id, member_epoch=epoch,
-        endpoint_information_epoch=0, rebalance_timeout=30_000 if join else -1,
-        topology={"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": ["t"],
-                                                 "state_changelog_topics": [], "repartition_source_topics": [],
-                                                 "copartition_groups": []}]} if join else None,
-        active_tasks=tasks, standby_tasks=None if owned is None else [],
-        warmup_tasks=None if owned is None else [],
-        process_id=member_id if join else None, client_tags=[] if join else None))
+    return crowd.streams_heartbeat(c, GROUP, member_id, epoch, owned, topics=["t"] if join else None)
 
 
 def setup_streams(members: int, partitions: int, profile: str):

@@ -199,6 +199,11 @@ def group_config(c: "Coordinator", group_id: str, name: str) -> Any:
     return group_configs_of(c, group_id, (name,))[0]
 
 
+def group_override(c: "Coordinator", group_id: str, name: str) -> Any:
+    """The group's own value of `name` (set with IncrementalAlterConfigs), None when it has none."""
+    return (c.cluster.group_configs.get(group_id) or {}).get(name)
+
+
 def assignment_interval_ms(c: "Coordinator", group_id: str, kind: str) -> int:
     """KIP-1263: the least time between two target assignments of the group, `kind` "consumer",
     "share" or "streams": the group's `{kind}.assignment.interval.ms`, else the coordinator's
@@ -206,7 +211,7 @@ def assignment_interval_ms(c: "Coordinator", group_id: str, kind: str) -> int:
     batching (kip: KIP-1071 computes an assignment at every epoch bump) has 0 unless configured;
     consumer and share groups batch under both profiles (no seed speaks: Kafka's rule)."""
     name = f"{kind}.assignment.interval.ms"
-    override = (c.cluster.group_configs.get(group_id) or {}).get(name)
+    override = group_override(c, group_id, name)
     if override is not None:
         return override
     broker = "group." + name
@@ -237,7 +242,7 @@ def group_configs_of(c: "Coordinator", group_id: str, names: tuple[str, ...]) ->
 
 
 __all__ = ["GROUP_CONFIGS", "GroupConfigDef", "assignment_interval_ms", "canonical_name", "check_value", "check_values",
-           "group_config", "group_configs_of", "parse_value"]
+           "group_config", "group_configs_of", "group_override", "parse_value"]
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 
 from kgroup.protocol import request
 
-__all__ = ["CrowdRun", "rolling_start"]
+__all__ = ["CrowdRun", "consumer_heartbeat", "rolling_start", "streams_heartbeat"]
 
 #: the group types a crowd can form
 KINDS = ("consumer", "share", "streams")
@@ -42,13 +42,44 @@ class CrowdRun:
     timeline: list[dict[str, Any]] = field(default_factory=list)
 
 
+def consumer_heartbeat(c: Any, group_id: str, member_id: str, epoch: int, owned: dict | None, *,
+                       topics: list[str] | None = None) -> Any:
+    """A ConsumerGroupHeartbeat as the client sends it: `topics` on join only, the owned
+    partitions (topic id -> partitions) only when they changed (else None)."""
+    return c.handle(request(
+        "ConsumerGroupHeartbeat", 1, group_id=group_id, member_id=member_id, member_epoch=epoch,
+        rebalance_timeout=30_000 if topics is not None else -1,
+        subscribed_topic_names=list(topics) if topics is not None else None,
+        topic_partitions=None if owned is None else [{"topic_id": t, "partitions": sorted(ps)}
+                                                     for t, ps in owned.items()]))
+
+
+def streams_heartbeat(c: Any, group_id: str, member_id: str, epoch: int, owned: dict | None, *,
+                      topics: list[str] | None = None) -> Any:
+    """A StreamsGroupHeartbeat as the client sends it: on join (`topics` given) a stateless topology
+    of one sub-topology reading `topics`, the process id and client tags; the active tasks
+    (sub-topology -> partitions) only when they changed (else None)."""
+    join = topics is not None
+    topology = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": list(topics),
+                                               "state_changelog_topics": [], "repartition_source_topics": [],
+                                               "copartition_groups": []}]} if join else None
+    return c.handle(request(
+        "StreamsGroupHeartbeat", 0, group_id=group_id, member_id=member_id, member_epoch=epoch,
+        endpoint_information_epoch=0, rebalance_timeout=30_000 if join else -1, topology=topology,
+        active_tasks=None if owned is None else [{"subtopology_id": s, "partitions": sorted(ps)}
+                                                 for s, ps in owned.items()],
+        standby_tasks=None if owned is None else [], warmup_tasks=None if owned is None else [],
+        process_id=member_id if join else None, client_tags=[] if join else None))
+
+
 def rolling_start(c: Any, group_id: str, kind: str, *, members: int, topics: list[str],
-                  join_every_ms: int = 5, round_ms: int = 100, heartbeat_ms: int | None = 5000, sample_every: int = 50,
-                  max_rounds: int = 10_000) -> CrowdRun:
+                  join_every_ms: int = 5, round_ms: int = 100, heartbeat_ms: int | None = 5000,
+                  sample_every: int = 50, max_rounds: int = 10_000) -> CrowdRun:
     """Form a `kind` group of `members` bare members on coordinator `c` (see the module docstring).
     Every member subscribes to `topics` (a Streams member: one stateless sub-topology reading them);
     while the others join, a member heartbeats every `heartbeat_ms` (the groups' default interval),
-    so no session expires (None: it waits for the rounds; its session must outlast the joins). The timeline is sampled every `sample_every` joins and after every round."""
+    so no session expires (None: it waits for the rounds; its session must outlast the joins).
+    The timeline is sampled every `sample_every` joins and after every round."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     ids = [str(uuid.UUID(int=i + 1)) for i in range(members)]   # client-made ids, as KIP-1082 clients do
@@ -56,9 +87,6 @@ def rolling_start(c: Any, group_id: str, kind: str, *, members: int, topics: lis
     sent: dict[str, dict] = {m: {} for m in ids}
     epochs: dict[str, int] = {}
     run, start = CrowdRun(group_id, kind, members), c.now()
-    topology = {"epoch": 0, "subtopologies": [{"subtopology_id": "0", "source_topics": list(topics),
-                                               "state_changelog_topics": [], "repartition_source_topics": [],
-                                               "copartition_groups": []}]}
 
     def heartbeat(m: str, join: bool = False) -> None:
         epoch = epochs.get(m, 0)
@@ -68,23 +96,12 @@ def rolling_start(c: Any, group_id: str, kind: str, *, members: int, topics: lis
         else:
             changed = join or owned[m] != sent[m]
             sent[m] = {k: set(v) for k, v in owned[m].items()}
-            if kind == "consumer":
-                mine = [{"topic_id": t, "partitions": sorted(ps)} for t, ps in sent[m].items()] if changed else None
-                r = c.handle(request("ConsumerGroupHeartbeat", 1, group_id=group_id, member_id=m, member_epoch=epoch,
-                                     rebalance_timeout=30_000 if join else -1,
-                                     subscribed_topic_names=list(topics) if join else None, topic_partitions=mine))
-                if r.assignment is not None:
-                    owned[m] = {tp.topic_id: set(tp.partitions) for tp in r.assignment.topic_partitions}
-            else:
-                mine = [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in sent[m].items()] \
-                    if changed else None
-                r = c.handle(request("StreamsGroupHeartbeat", 0, group_id=group_id, member_id=m, member_epoch=epoch,
-                                     endpoint_information_epoch=0, rebalance_timeout=30_000 if join else -1,
-                                     topology=topology if join else None, active_tasks=mine,
-                                     standby_tasks=[] if changed else None, warmup_tasks=[] if changed else None,
-                                     process_id=m if join else None, client_tags=[] if join else None))
-                if r.active_tasks is not None:
-                    owned[m] = {t.subtopology_id: set(t.partitions) for t in r.active_tasks}
+            send = consumer_heartbeat if kind == "consumer" else streams_heartbeat
+            r = send(c, group_id, m, epoch, sent[m] if changed else None, topics=topics if join else None)
+            if kind == "consumer" and r.assignment is not None:
+                owned[m] = {tp.topic_id: set(tp.partitions) for tp in r.assignment.topic_partitions}
+            elif kind == "streams" and r.active_tasks is not None:
+                owned[m] = {t.subtopology_id: set(t.partitions) for t in r.active_tasks}
         if int(r.error_code):
             raise RuntimeError(f"{kind} member {m} was answered {r.error_code.name}: {r.error_message}")
         epochs[m] = r.member_epoch

@@ -234,7 +234,8 @@ STATIC_RESTART = Scenario("kip345-static-restart",
 
 
 def first_error(c, what: str, timeout: float = WAIT_S) -> str:
-    """Poll `c` until it reports an error; returns the error's name (a fatal one's cause)."""
+    """Poll `c` until it reports an error; returns its name (librdkafka reports a fenced static
+    member as _FATAL), or its text for an error librdkafka flags fatal itself."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         m = c.poll(0.2)
@@ -526,20 +527,17 @@ GROUP_CONFIG_BOUNDS = Scenario("group-config-bounds",
                                profiles=("kafka",))
 
 
-def _write_too_large(run: Run) -> None:
+def _requests_too_large(run: Run) -> None:
     """Raw requests (no client sends such): a write bigger than one batch of __consumer_offsets."""
     import uuid
     from kgroup.errors import ErrorCode
     from kgroup.oracle.wire import Wire
     wide = topic(run, "wide", 400)
-    small, large, member = run.group("commits"), run.group("subscriber"), run.name("too-large")
+    small, large = run.group("commits"), run.group("subscriber")
     with Wire(run.bootstrap, client_id="raw", timeout=WAIT_S) as w:
         deadline = time.monotonic() + WAIT_S
-        for g in (small, large):   # as a client does first; Kafka loads the partition meanwhile
-            while w.call("FindCoordinator", 4, key_type=0, coordinator_keys=[g]).coordinators[0].error_code:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no coordinator for {g}")
-                time.sleep(0.2)
+        for g in (small, large):   # Kafka loads the groups' partitions meanwhile
+            w.find_coordinator(g, WAIT_S)
 
         def commit_partitions(n: int) -> dict:
             while True:   # until the coordinator has loaded the group's partition
@@ -565,6 +563,7 @@ def _write_too_large(run: Run) -> None:
                  "epoch": r.member_epoch})
     run.saw("the committed offsets", committed_fresh(run, small, wide, 3))
     # the controller creates at most 10,000 partitions per CreateTopics, counted over all its topics
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
     a = admin(run)
     outcome = {}
@@ -573,16 +572,16 @@ def _write_too_large(run: Run) -> None:
         try:
             f.result(timeout=WAIT_S)
             outcome[name.rsplit("-", 1)[0]] = "created"
-        except Exception as e:   # KafkaException: its error's name and message
+        except KafkaException as e:
             outcome[name.rsplit("-", 1)[0]] = f"{e.args[0].name()}: {e.args[0].str()}"
     run.saw("two topics of 6,000 partitions in one CreateTopics", outcome)
 
 
-WRITE_TOO_LARGE = Scenario("requests-too-large",
-                           "raw OffsetCommit and ConsumerGroupHeartbeat requests whose records exceed one "
-                           "__consumer_offsets batch (max.message.bytes): the write fails whole; a "
-                           "CreateTopics of more than 10,000 partitions is refused whole",
-                           _write_too_large)
+REQUESTS_TOO_LARGE = Scenario("requests-too-large",
+                              "raw OffsetCommit and ConsumerGroupHeartbeat requests whose records exceed one "
+                              "__consumer_offsets batch (max.message.bytes): the write fails whole; a "
+                              "CreateTopics of more than 10,000 partitions is refused whole",
+                              _requests_too_large)
 
 
 # -- KIP-932 share groups ----------------------------------------------------------------
@@ -708,7 +707,7 @@ SHARE_EXPLICIT = Scenario("share-explicit-acks",
 
 ALL = [CLASSIC_EAGER, CLASSIC_COOPERATIVE, STATIC_RESTART, STATIC_FENCED, KIP848_ROLLING_RESTART, KIP848_JOIN_LEAVE, CLASSIC_TO_CONSUMER, KIP709_BATCHED_FETCH, OFFSETS_DELETE,
        KIP848_REGEX, TRANSACTIONAL_OFFSETS, SHARE_EXPLICIT, SHARE_DELIVERY_LIMIT, SHARE_LOCK_TIMEOUT, LIST_GROUPS,
-       GROUP_CONFIG_BOUNDS, WRITE_TOO_LARGE]
+       GROUP_CONFIG_BOUNDS, REQUESTS_TOO_LARGE]
 
 # -- offsets expiring (a broker of its own: retention is a broker config) ------------------
 #: the shortest retention Kafka allows (a minute), looked at every second

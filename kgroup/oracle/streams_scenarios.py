@@ -288,12 +288,8 @@ def _static_member_rules(run: Run) -> None:
         ("A leaves for good with -1", a2, -1, dict(instance="iX")),
     ]
     with Wire(run.bootstrap, client_id="raw") as w:
-        # as a client does first: FindCoordinator (Kafka creates __consumer_offsets on the first one)
         deadline = time.monotonic() + WAIT_S
-        while w.call("FindCoordinator", 4, key_type=0, coordinator_keys=[group]).coordinators[0].error_code:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no coordinator for {group}")
-            time.sleep(0.2)
+        w.find_coordinator(group, WAIT_S)
         for i, (label, member, epoch, kw) in enumerate(steps):
             seen = _heartbeat(w, run, member, epoch, **kw)
             while i == 0 and seen["error"] in _NOT_YET and time.monotonic() < deadline:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import time
 from typing import Any
 
 from kgroup.protocol import request, response_class
@@ -32,6 +33,15 @@ class Wire:
         if correlation_id != self.correlation_id:
             raise ConnectionError(f"answer to request {correlation_id}, expected {self.correlation_id}")
         return answer
+
+    def find_coordinator(self, group_id: str, timeout: float) -> None:
+        """FindCoordinator for the group until it is answered without error, as a client does
+        first (Kafka creates `__consumer_offsets` on the first one); TimeoutError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while self.call("FindCoordinator", 4, key_type=0, coordinator_keys=[group_id]).coordinators[0].error_code:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no coordinator for {group_id} in {timeout:.0f} s")
+            time.sleep(0.2)
 
     def _read(self, n: int) -> bytes:
         data = b""

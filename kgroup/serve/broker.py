@@ -185,15 +185,16 @@ class Broker:
     # -- CreateTopics (19) / DeleteTopics (20) -------------------------------------------
     def create_topics(self, req: Any, version: int) -> dict:
         results = []
-        total = sum(len(t.assignments) if t.assignments else
-                    (t.num_partitions if t.num_partitions != -1 else self.default_partitions) for t in req.topics)
+        def asked(t: Any) -> int:
+            return t.num_partitions if t.num_partitions != -1 else self.default_partitions
+        total = sum(len(t.assignments) if t.assignments else asked(t) for t in req.topics)
         if total > _MAX_PARTITIONS_PER_REQUEST:   # the controller refuses the whole request
             return {"throttle_time": 0, "topics": [
                 {"name": t.name, "topic_id": None, "error_code": ErrorCode.policy_violation,
                  "error_message": "Excessively large number of partitions per request.", "num_partitions": -1,
                  "replication_factor": -1, "configs": None} for t in req.topics]}
         for t in req.topics:
-            partitions = t.num_partitions if t.num_partitions != -1 else self.default_partitions
+            partitions = asked(t)
             code, message = ErrorCode.none, None
             if t.name in self.cluster:
                 code, message = ErrorCode.topic_already_exists, f"Topic '{t.name}' already exists."

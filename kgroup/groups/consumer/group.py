@@ -110,6 +110,14 @@ def track_subscription(names: Counter, regexes: Counter, member: "ConsumerGroupM
             del regexes[r]
 
 
+def topics_of(names: Iterable[str], regexes: Iterable[str], resolved: Mapping[str, ResolvedRegularExpression]) -> set[str]:
+    """The topic names subscribed to by name, and those the subscribed regexes resolved to."""
+    out = set(names)
+    for r in regexes:
+        out |= resolved.get(r, EMPTY_RESOLVED).topics
+    return out
+
+
 class ConsumerGroup(ModernGroup):
     """A KIP-848 consumer group."""
 
@@ -209,30 +217,20 @@ class ConsumerGroup(ModernGroup):
         return out
 
     # -- what the group subscribes to -----------------------------------------------------
-    def subscribed_topic_names_counted(self, names: Mapping[str, int], regexes: Mapping[str, int],
-                                       resolved: Mapping[str, ResolvedRegularExpression]) -> set[str]:
-        """`subscribed_topic_names` from subscription counts (what `track_subscription` keeps):
-        a member's join costs its own topics, not the whole group's."""
-        out = {n for n, k in names.items() if k > 0}
-        for r, k in regexes.items():
-            if k > 0:
-                out |= resolved.get(r, EMPTY_RESOLVED).topics
-        return out
-
     def subscribed_topic_names(self, members: Mapping[str, ConsumerGroupMember] | None = None,
                                resolved: Mapping[str, ResolvedRegularExpression] | None = None) -> set[str]:
-        """Topic names some member subscribes to, by name or through a resolved regex."""
-        members = self.members if members is None else members
+        """Topic names some member subscribes to, by name or through a resolved regex: the group's
+        own from its subscription counts, or those of `members` (a group as it would be)."""
         resolved = self.resolved_regexes if resolved is None else resolved
+        if members is None:
+            return topics_of(self.subscribed_names, self.subscribed_regexes, resolved)
         names: set[str] = set()
         regexes: set[str] = set()
         for m in members.values():
             names |= m.subscribed_topic_names
             if m.subscribed_topic_regex:
                 regexes.add(m.subscribed_topic_regex)
-        for r in regexes:
-            names |= resolved.get(r, EMPTY_RESOLVED).topics
-        return names
+        return topics_of(names, regexes, resolved)
 
     def num_subscribed_members(self, regex: str) -> int:
         return self.subscribed_regexes.get(regex, 0)
@@ -269,18 +267,18 @@ class ConsumerGroup(ModernGroup):
     def update_member(self, member: ConsumerGroupMember) -> None:
         old = self.members.get(member.member_id)
         self.members[member.member_id] = member
-        self._track_regex(old, member)
+        self._track_subscription(old, member)
         self._index_member(old, member)
         self._update_partition_epochs(old, member)
 
     def remove_member(self, member_id: str) -> None:
         old = self.members.pop(member_id, None)
         if old is not None:
-            self._track_regex(old, None)
+            self._track_subscription(old, None)
             self._index_member(old, None)
             self._update_partition_epochs(old, None)
 
-    def _track_regex(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
+    def _track_subscription(self, old: ConsumerGroupMember | None, new: ConsumerGroupMember | None) -> None:
         """Keep the subscription counts (regexes and names) as members come, change and go."""
         track_subscription(self.subscribed_names, self.subscribed_regexes, old, -1)
         track_subscription(self.subscribed_names, self.subscribed_regexes, new, +1)

@@ -39,7 +39,7 @@ from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
 from . import group as G
-from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression, track_subscription
+from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression, topics_of, track_subscription
 from .migration import convert_to_consumer_group, maybe_downgrade
 from .reconciliation import reconcile
 from .timers import cancel_timers, rebalance_key, session_key
@@ -339,7 +339,7 @@ class GroupChange:
                 gone.add(mid)
                 track_subscription(names, regexes, group.members[mid], -1)
         track_subscription(names, regexes, self._updated, +1)
-        return group.subscribed_topic_names_counted(names, regexes, resolved)
+        return topics_of(names, regexes, resolved)
 
 
 def subscribed_topic_ids(c: "Coordinator", names: frozenset[str] | set[str]) -> frozenset[uuid.UUID]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from kgroup.cluster import StoredBatch
 from kgroup.errors import ErrorCode
-from kgroup.group_configs import group_config, parse_duration_ms
+from kgroup.group_configs import group_config, group_override, parse_duration_ms
 from kgroup.groups.share.persister import DeliveryState, PartitionState, Persister, StateBatch
 
 if TYPE_CHECKING:
@@ -198,7 +198,7 @@ class SharePartition:
     def record_lock_limit(self) -> int:
         """The group's share.partition.max.record.locks, else group.share.partition.max.record.locks
         (the draft's group.share.record.lock.partition.limit)."""
-        override = (self.c.cluster.group_configs.get(self.group_id) or {}).get("share.partition.max.record.locks")
+        override = group_override(self.c, self.group_id, "share.partition.max.record.locks")
         return override if override is not None else share_setting(self.c, "group.share.partition.max.record.locks")
 
     def lock_duration_ms(self, member_id: str | None = None) -> int:
