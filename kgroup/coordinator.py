@@ -100,6 +100,12 @@ class Coordinator:
         self.num_partitions: int = self.config["offsets.topic.num.partitions"]
         self.hosted_partitions = (frozenset(range(self.num_partitions)) if hosted_partitions is None
                                   else frozenset(hosted_partitions))
+        #: partitions taken over whose log is still being loaded: COORDINATOR_LOAD_IN_PROGRESS
+        #: (see `unload` and `load_partition`)
+        self.loading_partitions: set[int] = set()
+        #: group id -> the JoinGroup/SyncGroup answers still waiting, with their requests
+        #: (soft state: an unloaded partition answers them NOT_COORDINATOR)
+        self._waiting: dict[str, list[tuple[PendingResponse, Any]]] = {}
         self.log = OffsetsLog(self.num_partitions, topic=CONSUMER_OFFSETS,
                               compression=Compression(self.config["offsets.topic.compression.codec"]))
         #: the other logs this coordinator writes, by topic (e.g. `__share_group_state`)
@@ -209,10 +215,26 @@ class Coordinator:
         if callable(response) and not isinstance(response, PendingResponse):
             response = response()
         if isinstance(response, PendingResponse):
+            if not response.done:
+                self._wait(getattr(request, "group_id", None), response, request)
             return response
         if isinstance(response, dict):
             response = build(response_class(int(api_key), int(version)), response)
         return response
+
+    def _wait(self, group_id: str | None, pending: PendingResponse, request: Any) -> None:
+        if group_id is None:
+            return
+        waiting = self._waiting.setdefault(group_id, [])
+        waiting.append((pending, request))
+
+        def answered(_: PendingResponse) -> None:
+            left = [w for w in self._waiting.get(group_id, ()) if w[0] is not pending]
+            if left:
+                self._waiting[group_id] = left
+            else:
+                self._waiting.pop(group_id, None)
+        pending.add_done_callback(answered)
 
     def _notice_metadata(self) -> list[Any]:
         """Kafka's onMetadataUpdate: when the cluster's metadata changed since this coordinator
@@ -263,8 +285,12 @@ class Coordinator:
         return self.authorizer.authorize(ctx.principal, operation, resource_type, name, ctx.client_host.lstrip("/"))
 
     def check_coordinator(self, group_id: str) -> int:
-        """The group's `__consumer_offsets` partition; NOT_COORDINATOR if not led here."""
+        """The group's `__consumer_offsets` partition; NOT_COORDINATOR if not led here,
+        COORDINATOR_LOAD_IN_PROGRESS while its log loads."""
         partition = self.partition_for(group_id)
+        if partition in self.loading_partitions:
+            raise KafkaError(ErrorCode.coordinator_load_in_progress,
+                             "The coordinator is loading and hence can't process requests.")
         if partition not in self.hosted_partitions:
             # what Kafka's runtime answers for a partition it has no context for
             raise KafkaError(ErrorCode.not_coordinator, "This is not the correct coordinator.")
@@ -348,6 +374,47 @@ class Coordinator:
             self.unreplayed[name] += 1
             return
         fn(self, entry)
+
+    # -- leadership of a partition: unload, load (a coordinator failover) ------------------
+    def unload(self, partition: int) -> list[str]:
+        """Give up leading `__consumer_offsets-<partition>` (Kafka's `onUnloaded`): its groups,
+        their offsets and timers leave memory, and the JoinGroup/SyncGroup answers still waiting
+        get NOT_COORDINATOR, so their clients look for the new coordinator. The log stays: a
+        coordinator that takes the partition over loads it (`load_partition`). Returns the
+        group ids unloaded."""
+        gone = [g for g in self.groups if self.partition_for(g) == partition]
+        gone += [g for g in self.offsets.store.committed if g not in self.groups and self.partition_for(g) == partition]
+        gone += [g for g in self._waiting if g not in gone and self.partition_for(g) == partition]
+        for group_id in gone:
+            for pending, request in self._waiting.pop(group_id, ()):
+                data = to_data(error_response(request, ErrorCode.not_coordinator, None))
+                pending.complete(data)
+            self.timers.cancel_group(group_id)
+            self.groups.pop(group_id, None)
+            self.offsets.store.forget_group(group_id)
+        self.hosted_partitions = self.hosted_partitions - {partition}
+        self.loading_partitions.discard(partition)
+        return gone
+
+    def load_partition(self, partition: int) -> list[str]:
+        """Take over `__consumer_offsets-<partition>` (Kafka's `onLoaded` after a leader
+        election): replay its log into memory, then the group types' load hooks for its groups
+        only (fresh sessions for the members, as a new coordinator gives them). Returns the
+        group ids loaded."""
+        if partition in self.hosted_partitions and partition not in self.loading_partitions:
+            raise ValueError(f"__consumer_offsets-{partition} is already loaded here")
+        with gc_paused():
+            for entry in self.log.entries(partition):
+                self._replay(entry)
+        self.loading_partitions.discard(partition)
+        hosted = self.hosted_partitions
+        self.hosted_partitions = frozenset({partition})   # the hooks look at the groups hosted
+        try:
+            for hook in LOAD_HOOKS:
+                hook(self)
+        finally:
+            self.hosted_partitions = hosted | {partition}
+        return [g for g in self.groups if self.partition_for(g) == partition]
 
     # -- look-back, reload ------------------------------------------------------------
     @property

@@ -65,6 +65,14 @@ class OffsetStore:
         # coordinator shards (one per partition) sees only its own markers.
         self.pending_partition: dict[tuple[int, str], int | None] = {}
 
+    def forget_group(self, group_id: str) -> None:
+        """Drop the group's offsets, committed and pending (its partition is unloaded)."""
+        self.committed.pop(group_id, None)
+        for groups in self.pending.values():
+            groups.pop(group_id, None)
+        for key in [k for k in self.pending_partition if k[1] == group_id]:
+            del self.pending_partition[key]
+
     # -- reads --------------------------------------------------------------------
     def get(self, group_id: str, topic: str, partition: int) -> OffsetAndMetadata | None:
         return self.committed.get(group_id, {}).get((topic, partition))

@@ -238,6 +238,21 @@ class PendingResponse:
         return f"<{name} v{self.version} answered: {getattr(code, 'name', code)}>"
 
 
+class _GroupTimerName(str):
+    """A timer name that knows its group (see `group_timer`)."""
+
+    group_id: str
+
+
+def group_timer(name: str, group_id: str) -> str:
+    """`name`, marked as a timer of `group_id`: a coordinator that unloads the group's
+    `__consumer_offsets` partition cancels it (`Timers.cancel_group`), as Kafka's timers go with
+    the shard that scheduled them."""
+    marked = _GroupTimerName(name)
+    marked.group_id = group_id
+    return marked
+
+
 class _Timer:
     """One named timer. Its heap entry is `(deadline, seq, timer)`; an entry whose key no
     longer matches the timer's (the timer was pushed back) is stale and re-queued."""
@@ -265,6 +280,8 @@ class Timers:
         self._heap: list[tuple[int, int, _Timer]] = []
         self._by_name: dict[str, _Timer] = {}
         self._seq = itertools.count()
+        #: group id -> the names of its live timers (`group_timer`)
+        self._by_group: dict[str, set[str]] = {}
 
     def schedule(self, name: str, deadline: int, callback: Callable[[], "Result | None"]) -> None:
         timer = self._by_name.get(name)
@@ -276,12 +293,32 @@ class Timers:
             timer.cancelled = True
         timer = _Timer(deadline, next(self._seq), name, callback)
         self._by_name[name] = timer
+        group_id = getattr(name, "group_id", None)
+        if group_id is not None:
+            self._by_group.setdefault(group_id, set()).add(name)
         heapq.heappush(self._heap, (deadline, timer.seq, timer))
 
     def cancel(self, name: str) -> None:
         timer = self._by_name.pop(name, None)
         if timer is not None:
             timer.cancelled = True
+            self._forget(timer)
+
+    def _forget(self, timer: _Timer) -> None:
+        group_id = getattr(timer.name, "group_id", None)
+        if group_id is not None:
+            names = self._by_group.get(group_id)
+            if names is not None:
+                names.discard(timer.name)
+                if not names:
+                    del self._by_group[group_id]
+
+    def cancel_group(self, group_id: str) -> int:
+        """Cancel every timer of `group_id` (named with `group_timer`); returns how many were live."""
+        names = self._by_group.pop(group_id, ())
+        for name in names:
+            self.cancel(name)
+        return len(names)
 
     def _settle(self) -> None:
         """Drop cancelled entries and re-queue stale ones until the head is a live timer's."""
@@ -301,6 +338,7 @@ class Timers:
         if self._heap and self._heap[0][0] <= now:
             timer = heapq.heappop(self._heap)[2]
             del self._by_name[timer.name]
+            self._forget(timer)
             return timer
         return None
 

@@ -21,6 +21,7 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import get
+from kgroup.runtime import group_timer
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -55,11 +56,11 @@ def release_waiting_members(classic: ClassicGroup) -> None:
 
 
 def join_key(kind: str, group_id: str, member_id: str) -> str:
-    return f"{kind}-join-{group_id}-{member_id}"
+    return group_timer(f"{kind}-join-{group_id}-{member_id}", group_id)
 
 
 def sync_key(kind: str, group_id: str, member_id: str) -> str:
-    return f"{kind}-sync-{group_id}-{member_id}"
+    return group_timer(f"{kind}-sync-{group_id}-{member_id}", group_id)
 
 
 Fence = Callable[["Coordinator", str, str, str], Any]

@@ -17,7 +17,7 @@ from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic.group import ClassicGroup, ClassicGroupState, ClassicMember
 from kgroup.javaorder import service_order
 from kgroup.protocol import get, ms
-from kgroup.runtime import PendingResponse, Result, handles, on_loaded
+from kgroup.runtime import PendingResponse, Result, group_timer, handles, on_loaded
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -57,15 +57,15 @@ class _JoinFuture(PendingResponse):
 # Timers (soft state, as in Kafka).
 
 def heartbeat_key(group_id: str, member_id: str) -> str:
-    return f"classic-heartbeat-{group_id}-{member_id}"
+    return group_timer(f"classic-heartbeat-{group_id}-{member_id}", group_id)
 
 
 def _join_key(group_id: str) -> str:
-    return f"classic-join-{group_id}"
+    return group_timer(f"classic-join-{group_id}", group_id)
 
 
 def _sync_key(group_id: str) -> str:
-    return f"classic-sync-{group_id}"
+    return group_timer(f"classic-sync-{group_id}", group_id)
 
 
 def reschedule_heartbeat(c: "Coordinator", group: ClassicGroup, member: ClassicMember,

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kgroup.runtime import group_timer
+
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
 
 def session_key(group_id: str, member_id: str) -> str:
-    return f"consumer-session-{group_id}-{member_id}"
+    return group_timer(f"consumer-session-{group_id}-{member_id}", group_id)
 
 
 def rebalance_key(group_id: str, member_id: str) -> str:
-    return f"consumer-rebalance-{group_id}-{member_id}"
+    return group_timer(f"consumer-rebalance-{group_id}-{member_id}", group_id)
 
 
 def cancel_timers(c: "Coordinator", group_id: str, member_id: str) -> None:

@@ -28,7 +28,7 @@ from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
                                   described_assignment, frozen, target_assignment_due, topic_order)
 from kgroup.javaorder import JavaHashMap, service_order
-from kgroup.runtime import Result, handles, on_loaded
+from kgroup.runtime import Result, group_timer, handles, on_loaded
 
 from . import group as G
 from .group import ShareGroup, ShareGroupMember, share_group
@@ -49,7 +49,7 @@ ASSIGNOR_KEY = "share.assignor"
 
 
 def session_key(group_id: str, member_id: str) -> str:
-    return f"share-session-{group_id}-{member_id}"
+    return group_timer(f"share-session-{group_id}-{member_id}", group_id)
 
 
 # ---------------------------------------------------------------------------------------

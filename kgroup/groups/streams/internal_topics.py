@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from kgroup.authorizer import CLUSTER_NAME
-from kgroup.runtime import Result
+from kgroup.runtime import Result, group_timer
 
 from .configuration import ConfiguredTopology
 
@@ -42,7 +42,7 @@ class CreationState:
 
 
 def _timer_key(group_id: str) -> str:
-    return f"streams-create-topics-{group_id}"
+    return group_timer(f"streams-create-topics-{group_id}", group_id)
 
 
 def state_of(c: "Coordinator", group_id: str) -> CreationState:

@@ -5,21 +5,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kgroup.runtime import group_timer
+
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
 
 def session_key(group_id: str, member_id: str) -> str:
-    return f"streams-session-{group_id}-{member_id}"
+    return group_timer(f"streams-session-{group_id}-{member_id}", group_id)
 
 
 def rebalance_key(group_id: str, member_id: str) -> str:
-    return f"streams-rebalance-{group_id}-{member_id}"
+    return group_timer(f"streams-rebalance-{group_id}-{member_id}", group_id)
 
 
 def initial_delay_key(group_id: str) -> str:
     """The group's initial-rebalance-delay timer (KAFKA-19829)."""
-    return f"streams-initial-delay-{group_id}"
+    return group_timer(f"streams-initial-delay-{group_id}", group_id)
 
 
 def cancel_timers(c: "Coordinator", group_id: str, member_id: str) -> None:
