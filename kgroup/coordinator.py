@@ -24,7 +24,7 @@ import random
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -512,6 +512,21 @@ class Coordinator:
         if source is None or isinstance(source, OffsetsLog):
             return cls._load_log(source, extra, **kw)
         return cls._load_records(list(source), extra, **kw)
+
+    @classmethod
+    def step_through(cls, log: OffsetsLog, *, partition_of: str | None = None,
+                     **kw: Any) -> Iterator[tuple[Any, "Coordinator"]]:
+        """Replay `log` one entry at a time into a new coordinator (the constructor's keywords),
+        yielding (entry, the coordinator right after it); `partition_of`: only the entries of that
+        group's partition (all that group's history needs). The coordinator is the same object
+        each time, changing as the replay goes: ask it what you need before the next step."""
+        c = cls(**kw)
+        entries = log.entries(c.partition_for(partition_of)) if partition_of is not None else list(log)
+        for entry in entries:
+            if entry.timestamp > c.now():
+                c.clock.set(entry.timestamp)
+            c._replay(entry)
+            yield entry, c
 
     @classmethod
     def _load_log(cls, log: OffsetsLog | None, extra: dict[str, OffsetsLog] | None = None,

@@ -1,5 +1,7 @@
-"""The broker APIs `kgroup serve` answers from the simulated cluster (`kgroup.cluster`):
-one broker (node 0, this server) leads every partition at leader epoch 0.
+"""The broker APIs `kgroup serve` answers from the simulated cluster (`kgroup.cluster`): one
+broker (node 0) leading every partition at leader epoch 0, or with `Server(brokers=N)` the brokers
+0..N-1 of one cluster, leading the partitions as `kgroup.lab.Leadership` says (a request for a
+partition another broker leads gets NOT_LEADER_OR_FOLLOWER).
 
 Each handler takes the request and its version and returns version-neutral data (built into
 the kio response of that version by the server), None for a Produce with acks=0 (Kafka sends
@@ -17,10 +19,15 @@ from crc32c import crc32c
 
 from kgroup.cluster import UnknownTopicError
 from kgroup.errors import ErrorCode
+from kgroup.lab import Leadership
+from kgroup.log import partition_for
 from kgroup.log.batch import read_batches
 from kgroup.protocol import get, ms
 
 NODE_ID = 0
+_CONSUMER_OFFSETS, _TRANSACTION_STATE, _SHARE_GROUP_STATE = "__consumer_offsets", "__transaction_state", "__share_group_state"
+#: Kafka's transaction.state.log.num.partitions default
+_TRANSACTION_PARTITIONS = 50
 #: "no authorized operations asked for" (Kafka's Integer.MIN_VALUE)
 _NO_OPERATIONS = -(2 ** 31)
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
@@ -68,10 +75,16 @@ class Broker:
     auto.create.topics.enable, on by default as in Kafka) with `default_partitions`."""
 
     def __init__(self, coordinator: Any, host: str, port: int, *, cluster_id: str = "kgroup",
-                 auto_create_topics: bool = True, default_partitions: int = 1) -> None:
+                 auto_create_topics: bool = True, default_partitions: int = 1,
+                 leadership: Leadership | None = None, ports: list[int] | None = None) -> None:
         self.coordinator = coordinator
         self.cluster = coordinator.cluster
         self.host, self.port = host, port
+        self.leadership = leadership if leadership is not None else Leadership(1)
+        #: each broker's port (the server fills them in as it binds)
+        self.ports = ports if ports is not None else [port]
+        #: the broker the request being served came to (the server sets it)
+        self.receiving = NODE_ID
         self.cluster_id = cluster_id
         self.auto_create_topics = auto_create_topics
         self.default_partitions = default_partitions
@@ -87,8 +100,17 @@ class Broker:
         self._producers: dict[tuple[Any, int, int], tuple[int, list[tuple[int, int, int]]]] = {}
 
     # -- helpers ------------------------------------------------------------------------
-    def _broker(self, id_field: str = "node_id") -> dict:
-        return {id_field: NODE_ID, "host": self.host, "port": self.port, "rack": None}
+    def _broker(self, id_field: str = "node_id", broker_id: int = NODE_ID) -> dict:
+        if broker_id < 0:
+            return {id_field: -1, "host": "", "port": -1, "rack": None}
+        port = self.ports[broker_id] if len(self.ports) > 1 else self.port
+        return {id_field: broker_id, "host": self.host, "port": port, "rack": None}
+
+    def _live(self) -> list[int]:
+        return sorted(self.leadership.live)
+
+    def _leader(self, topic: str, partition: int) -> int:
+        return self.leadership.leader(topic, partition) if self.leadership.brokers > 1 else NODE_ID
 
     def data_arrived(self) -> None:
         """New data (or a moved last stable offset): wake the waiting fetches."""
@@ -106,6 +128,8 @@ class Broker:
     def _partition(self, name: str, p: int) -> ErrorCode:
         if name not in self.cluster or not 0 <= p < self.cluster.partitions(name):
             return ErrorCode.unknown_topic_or_partition
+        if self._leader(name, p) != self.receiving:
+            return ErrorCode.not_leader_or_follower
         return ErrorCode.none
 
     def _name_of(self, topic_id: Any) -> str | None:
@@ -146,14 +170,23 @@ class Broker:
                                "partitions": [], "topic_authorized_operations": _NO_OPERATIONS})
                 continue
             t = self.cluster.topic(name)
-            parts = [{"error_code": ErrorCode.none, "partition_index": p, "leader_id": NODE_ID, "leader_epoch": 0,
-                      "replica_nodes": [NODE_ID], "isr_nodes": [NODE_ID], "offline_replicas": []}
-                     for p in range(t.partitions)]
+            parts = [self._partition_metadata(name, p) for p in range(t.partitions)]
             topics.append({"error_code": ErrorCode.none, "name": name, "topic_id": t.topic_id, "is_internal": False,
                            "partitions": parts, "topic_authorized_operations": _NO_OPERATIONS})
-        return {"throttle_time": 0, "brokers": [self._broker()], "cluster_id": self.cluster_id,
-                "controller_id": NODE_ID, "topics": topics, "cluster_authorized_operations": _NO_OPERATIONS,
-                "error_code": ErrorCode.none}
+        return {"throttle_time": 0, "brokers": [self._broker(broker_id=b) for b in self._live()],
+                "cluster_id": self.cluster_id, "controller_id": min(self._live(), default=-1), "topics": topics,
+                "cluster_authorized_operations": _NO_OPERATIONS, "error_code": ErrorCode.none}
+
+    def _partition_metadata(self, name: str, p: int) -> dict:
+        """Every broker holds a replica (the live ones in sync), the leader first."""
+        leader = self._leader(name, p)
+        n = self.leadership.brokers
+        replicas = [leader, *[b for b in range(n) if b != leader]] if leader >= 0 else list(range(n))
+        live = self.leadership.live
+        return {"error_code": ErrorCode.none if leader >= 0 else ErrorCode.leader_not_available,
+                "partition_index": p, "leader_id": leader, "leader_epoch": 0, "replica_nodes": replicas,
+                "isr_nodes": [b for b in replicas if b in live],
+                "offline_replicas": [b for b in replicas if b not in live]}
 
     # -- FindCoordinator (10) ------------------------------------------------------------
     def find_coordinator(self, req: Any, version: int) -> dict:
@@ -164,8 +197,19 @@ class Broker:
         return {"throttle_time": 0, **self._coordinator(key_type, req.key)}
 
     def _coordinator(self, key_type: int, key: str) -> dict:
-        if key_type in (0, 1, 2):  # GROUP, TRANSACTION, SHARE ("group:topicId:partition"): all here
-            return {"error_code": ErrorCode.none, "error_message": None, **self._broker()}
+        if key_type in (0, 1, 2):  # GROUP, TRANSACTION, SHARE ("group:topicId:partition")
+            if self.leadership.brokers == 1:
+                return {"error_code": ErrorCode.none, "error_message": None, **self._broker()}
+            # the leader of the key's partition of the coordinator's topic
+            topic, partitions = {0: (_CONSUMER_OFFSETS, self.coordinator.num_partitions),
+                                 1: (_TRANSACTION_STATE, _TRANSACTION_PARTITIONS),
+                                 2: (_SHARE_GROUP_STATE,
+                                     self.coordinator.config["share.coordinator.state.topic.num.partitions"])}[key_type]
+            leader = self.leadership.leader(topic, partition_for(key, partitions))
+            if leader < 0:
+                return {"error_code": ErrorCode.coordinator_not_available,
+                        "error_message": "The coordinator is not available.", **self._broker(broker_id=-1)}
+            return {"error_code": ErrorCode.none, "error_message": None, **self._broker(broker_id=leader)}
         return {"error_code": ErrorCode.invalid_request, "error_message": f"unknown coordinator key type {key_type}",
                 "node_id": -1, "host": "", "port": -1}
 
@@ -177,9 +221,9 @@ class Broker:
                     "error_message": "The target server does not support the requested endpoint type.",
                     "endpoint_type": endpoint_type, "cluster_id": self.cluster_id, "controller_id": -1,
                     "brokers": [], "cluster_authorized_operations": _NO_OPERATIONS}
-        broker = {**self._broker("broker_id"), "is_fenced": False}
+        brokers = [{**self._broker("broker_id", b), "is_fenced": False} for b in self._live()]
         return {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "endpoint_type": 1,
-                "cluster_id": self.cluster_id, "controller_id": NODE_ID, "brokers": [broker],
+                "cluster_id": self.cluster_id, "controller_id": min(self._live(), default=-1), "brokers": brokers,
                 "cluster_authorized_operations": _NO_OPERATIONS}
 
     # -- CreateTopics (19) / DeleteTopics (20) -------------------------------------------
@@ -204,18 +248,17 @@ class Broker:
                 code, message = ErrorCode.invalid_request, "kgroup serve places replicas itself"
             elif partitions < 1:
                 code, message = ErrorCode.invalid_partitions, "Number of partitions must be larger than 0."
-            elif t.replication_factor not in (-1, 1):
+            elif t.replication_factor != -1 and not 1 <= t.replication_factor <= len(self.leadership.live):
                 code, message = (ErrorCode.invalid_replication_factor,
                                  f"Unable to replicate the partition {t.replication_factor} time(s): "
-                                 "The target replication factor of 3 cannot be reached because only 1 broker(s) "
-                                 "are registered."
-                                 .replace("of 3", f"of {t.replication_factor}"))
+                                 f"The target replication factor of {t.replication_factor} cannot be reached because "
+                                 f"only {len(self.leadership.live)} broker(s) are registered.")
             topic_id = None
             if code == ErrorCode.none and not req.validate_only:
                 topic_id = self.cluster.create_topic(t.name, partitions)
             ok = code == ErrorCode.none
             results.append({"name": t.name, "topic_id": topic_id, "error_code": code, "error_message": message,
-                            "num_partitions": partitions if ok else -1, "replication_factor": 1 if ok else -1,
+                            "num_partitions": partitions if ok else -1, "replication_factor": max(t.replication_factor, 1) if ok else -1,
                             "configs": [] if ok else None})
         return {"throttle_time": 0, "topics": results}
 
@@ -457,7 +500,9 @@ class Broker:
                     "responses": []}
         loop = asyncio.get_running_loop()
         deadline = loop.time() + ms(req.max_wait) / 1000
+        receiving = self.receiving   # other requests set it while this one waits
         while True:
+            self.receiving = receiving
             data, size, errors = self._fetch_once(req, version)
             remaining = deadline - loop.time()
             if size >= req.min_bytes or errors or remaining <= 0:

@@ -41,6 +41,9 @@ class Exchange:
     #: soft state seen on the live coordinator right after the exchange, by observer name
     #: (`Server.observe`): what no log holds (a share-partition's acquisition locks)
     observed: dict[str, Any] = field(default_factory=dict)
+    #: the fault that hit this exchange (a `kgroup.lab.Fault` rule, or a move of the coordinator
+    #: or a broker stopped: then `api_key` is None), as text; None for none
+    fault: str | None = None
 
     @property
     def start_position(self) -> int:
@@ -54,7 +57,9 @@ class Exchange:
 
     @property
     def api(self) -> str:
-        return "timers" if self.api_key is None else api_name(self.api_key)
+        if self.api_key is None:
+            return "fault" if self.fault is not None else "timers"
+        return api_name(self.api_key)
 
     @property
     def records(self) -> list[Any]:
@@ -64,7 +69,9 @@ class Exchange:
     def __repr__(self) -> str:
         n = sum(len(v) for v in self.written.values())
         who = f" from {self.client_id}" if self.client_id is not None else ""
-        return f"<#{self.seq} {self.api}{'' if self.api_version is None else f' v{self.api_version}'}{who}: {n} entries>"
+        hit = f" [fault: {self.fault}]" if self.fault is not None else ""
+        return (f"<#{self.seq} {self.api}{'' if self.api_version is None else f' v{self.api_version}'}{who}: "
+                f"{n} entries{hit}>")
 
 
 class Recorder:
@@ -87,13 +94,13 @@ class Recorder:
 
     def add(self, mark: dict[str, int], **fields: Any) -> Exchange | None:
         """An exchange holding what the logs gained since `mark`; timers writing nothing are
-        not kept."""
+        not kept (a fault is, even when it wrote nothing)."""
         written = {}
         for topic, log in self._logs().items():
             start = mark.get(topic, 0)
             if len(log) > start:
                 written[topic] = [log.entry_at(i) for i in range(start, len(log))]
-        if fields.get("api_key") is None and not written:
+        if fields.get("api_key") is None and not written and fields.get("fault") is None:
             return None
         self._seq += 1
         exchange = Exchange(self._seq, self.coordinator.now(), written=written, positions=dict(mark), **fields)

@@ -17,6 +17,13 @@ Notebooks step through it: `Server(..., record=True).exchanges()` lists every ex
 the coordinator beside the records it wrote; `pause()` holds coordinator requests (`pause(group)`:
 only that group's) and stops the coordinator's clock, `step(n)` lets the next n through,
 `resume()` carries on.
+
+The failure lab (`kgroup.lab`): `Server(..., brokers=3)` listens as brokers 0..2 on as many ports,
+one loop for all, and spreads partition leadership over them; `move_coordinator(group, broker)`,
+`kill_broker(b)` and `restart_broker(b)` move `__consumer_offsets` partitions, whose groups the
+coordinator unloads and loads again from the log (COORDINATOR_LOAD_IN_PROGRESS meanwhile, for
+`load_ms`); `add_fault(Fault(...))` answers errors, delays answers or drops connections;
+`wait_group(group, state=..., members=...)` waits on the group instead of on sleeps.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup.errors import ErrorCode
+from kgroup.lab import Fault, Leadership, Move, holds, view
 from kgroup.protocol import api_name, build, ms, response_class, supported_versions, to_data
 from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
@@ -49,6 +57,11 @@ _API_VERSIONS = 18
 _SHARE_FETCH, _SHARE_ACKNOWLEDGE = 78, 79
 #: DescribeConfigs, IncrementalAlterConfigs: split by resource type (kgroup.serve.configs)
 _CONFIG_APIS = frozenset({32, 44})
+_CONSUMER_OFFSETS = "__consumer_offsets"
+
+
+class _Dropped(Exception):
+    """A fault rule drops the connection."""
 
 
 def _served_apis() -> dict[int, tuple[int, int]]:
@@ -73,18 +86,32 @@ class Server:
     `auto_create_topics`: Metadata creates unknown topics (Kafka's auto.create.topics.enable, on by
     default as in a fresh Kafka).
     `record`: keep every exchange with the coordinator (True: all, a number: the latest ones);
-    `record_broker_apis`: keep the broker APIs' exchanges too (Produce, Fetch, Metadata, ...)."""
+    `record_broker_apis`: keep the broker APIs' exchanges too (Produce, Fetch, Metadata, ...).
+    `brokers`: how many brokers listen (ids 0..brokers-1, on `port`, `port`+1, ... or on free
+    ports for port 0); `faults`: fault rules applied from the start (`add_fault`); `load_ms`: how
+    long a coordinator taking a partition over loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile)."""
 
     def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
                  auto_create_topics: bool = True, tick_ms: int = 100,
                  max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False,
-                 record_broker_apis: bool = False) -> None:
+                 record_broker_apis: bool = False, brokers: int = 1, faults: Any = (),
+                 load_ms: int = 0) -> None:
         self.coordinator = coordinator
         self.host, self.port = host, port
+        self.leadership = Leadership(brokers)
+        #: each broker's port (0 until bound, for a free one)
+        self.ports = [port + b if port else 0 for b in range(brokers)]
+        self.load_ms = load_ms
+        self.faults: list[Fault] = list(faults)
+        self._listeners: dict[int, asyncio.AbstractServer] = {}
+        self._broker_connections: dict[int, set[asyncio.Task]] = {b: set() for b in range(brokers)}
+        #: partition -> the move it is loading for (a newer move makes an older load moot)
+        self._loads: dict[int, Move] = {}
         self.tick_ms = tick_ms
         self.record_broker_apis = record_broker_apis
         self.max_request_bytes = max_request_bytes
-        self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics)
+        self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics,
+                             leadership=self.leadership, ports=self.ports)
         self.api_versions = _served_apis()
         self.broker.served = self.api_versions
         self.configs = Configs(self.broker)
@@ -113,8 +140,8 @@ class Server:
 
     @property
     def bootstrap(self) -> str:
-        """"host:port" for a client's bootstrap.servers."""
-        return f"{self.host}:{self.port}"
+        """"host:port" (of every broker, comma-separated) for a client's bootstrap.servers."""
+        return ",".join(f"{self.host}:{port}" for port in self.ports)
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> "Server":
@@ -215,6 +242,132 @@ class Server:
             raise RuntimeError("advance() moves a paused server's clock; a running one follows the wall clock")
         self.call(self._sync_clock, ms)
 
+    # -- the failure lab: faults, brokers, leadership -----------------------------------------
+    def add_fault(self, fault: Fault) -> Fault:
+        """Apply a fault rule from now on (`kgroup.lab.Fault`, or its text: `parse_fault`);
+        returns it, to read its `hits` or `wait()` on it."""
+        if isinstance(fault, str):
+            from kgroup.lab import parse_fault
+            fault = parse_fault(fault)
+        self.call(self.faults.append, fault)
+        return fault
+
+    def remove_fault(self, fault: Fault) -> None:
+        self.call(self.faults.remove, fault)
+
+    def _fault_for(self, api_key: int, version: int, broker_id: int, body: Any) -> Fault | None:
+        """The first rule acting on this request; every observing rule counts it."""
+        acting = None
+        for rule in self.faults:
+            if (rule.observe or acting is None) and rule.fire(api_key, version, broker_id, body) and not rule.observe:
+                acting = rule
+        return acting
+
+    def _record_fault(self, fault: Fault, api_key: int, request: Any, client_host: str, answer: Any) -> None:
+        """A request the coordinator never saw (answered an error, or dropped first), recorded."""
+        if self._recorder is not None and (api_key not in BROKER_APIS or self.record_broker_apis):
+            self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=request.api_version,
+                               client_id=request.client_id, client_host=client_host, request=request.body,
+                               response=answer, fault=str(fault))
+
+    def _lab_event(self, text: str) -> None:
+        if self._recorder is not None:
+            self._recorder.add(self._recorder.mark(), api_key=None, api_version=None, fault=text)
+
+    def move_coordinator(self, group_or_partition: str | int, broker_id: int) -> int:
+        """Make `broker_id` lead the group's `__consumer_offsets` partition (or that partition):
+        the coordinator unloads it (its waiting JoinGroup/SyncGroup answers get NOT_COORDINATOR)
+        and loads it again from the log as the new leader, answering COORDINATOR_LOAD_IN_PROGRESS
+        for `load_ms`. Returns the partition."""
+        c = self.coordinator
+        partition = (c.partition_for(group_or_partition) if isinstance(group_or_partition, str)
+                     else int(group_or_partition))
+        if not 0 <= partition < c.num_partitions:
+            raise ValueError(f"__consumer_offsets has partitions 0..{c.num_partitions - 1}, not {partition}")
+
+        def move() -> None:
+            moved = self.leadership.move(_CONSUMER_OFFSETS, partition, broker_id)
+            if moved is not None:
+                self._lab_event(f"coordinator moved: {_CONSUMER_OFFSETS}-{partition} from broker {moved.old} "
+                                f"to broker {moved.new}")
+                self._apply_moves([moved])
+        self.call(move)
+        return partition
+
+    def kill_broker(self, broker_id: int) -> None:
+        """Stop broker `broker_id`: its port closes, its connections are cut, and the partitions it
+        led move to the next live broker (the coordinator loads those it takes over)."""
+        def kill() -> None:
+            moves = self.leadership.kill(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions})
+            listener = self._listeners.pop(broker_id, None)
+            if listener is not None:
+                listener.close()
+            for task in list(self._broker_connections[broker_id]):
+                task.cancel()
+            offsets = [m for m in moves if m.topic == _CONSUMER_OFFSETS]
+            to = sorted({m.new for m in offsets})
+            self._lab_event(f"broker {broker_id} killed: its {len(offsets)} {_CONSUMER_OFFSETS} partition(s) "
+                            + (f"moved to broker(s) {', '.join(map(str, to))}" if to != [-1] else "are offline"))
+            self._apply_moves(moves)
+        self.call(kill)
+
+    def restart_broker(self, broker_id: int) -> None:
+        """Start broker `broker_id` again on its port; partitions left without a leader while it
+        was down come back to it (loaded from the log); the others stay where they moved."""
+        def restart() -> Any:
+            moves = self.leadership.restart(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions})
+            self._lab_event(f"broker {broker_id} restarted")
+            self._apply_moves(moves)
+            return asyncio.run_coroutine_threadsafe(self._listen(broker_id), self._loop)
+        bound = self.call(restart)
+        bound.result(10)
+
+    def _apply_moves(self, moves: list[Move]) -> None:
+        """Unload each `__consumer_offsets` partition that changed leader, and load it for its new
+        one (after `load_ms`); offline partitions stay unloaded."""
+        c = self.coordinator
+        for m in moves:
+            if m.topic != _CONSUMER_OFFSETS:
+                continue
+            if m.partition in c.hosted_partitions or m.partition in c.loading_partitions:
+                c.unload(m.partition)
+            self._loads.pop(m.partition, None)
+            if m.new < 0:
+                continue
+            c.loading_partitions.add(m.partition)
+            self._loads[m.partition] = m
+            if self.load_ms > 0 and self._loop is not None:
+                self._loop.call_later(self.load_ms / 1000, self._finish_load, m)
+            else:
+                self._finish_load(m)
+
+    def _finish_load(self, move: Move) -> None:
+        if self._loads.get(move.partition) is not move:
+            return   # moved again meanwhile
+        del self._loads[move.partition]
+        groups = self.coordinator.load_partition(move.partition)
+        if groups:   # a partition without groups loads unseen
+            self._lab_event(f"{_CONSUMER_OFFSETS}-{move.partition} loaded on broker {move.new}: "
+                            f"group(s) {', '.join(sorted(groups))}")
+
+    def wait_group(self, group_id: str, state: str | None = None, members: int | None = None,
+                   timeout: float = 30.0, *, epoch_at_least: int | None = None) -> Any:
+        """Wait until the group is in `state` with `members` members (and an epoch of at least
+        `epoch_at_least`), each only when given; returns its `kgroup.lab.GroupView` then, or
+        raises TimeoutError saying how it stood."""
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.call(view, self.coordinator, group_id)
+            if holds(now, state=state, members=members, epoch_at_least=epoch_at_least):
+                return now
+            if time.monotonic() >= deadline:
+                wanted = ", ".join(f"{k}={v}" for k, v in (("state", state), ("members", members),
+                                                          ("epoch_at_least", epoch_at_least)) if v is not None)
+                seen = ("no such group" if now is None else
+                        f"{now.state} with {len(now.members)} member(s) at epoch {now.epoch}")
+                raise TimeoutError(f"group {group_id!r} did not reach {wanted or 'existence'} in {timeout:g} s: {seen}")
+            time.sleep(0.02)
+
     def _due(self) -> bool:
         deadline = self.coordinator.timers.next_deadline()
         return deadline is not None and deadline <= self.coordinator.now()
@@ -237,8 +390,14 @@ class Server:
 
     async def _main(self) -> None:
         self._stopping = asyncio.get_running_loop().create_future()
-        listener = await asyncio.start_server(self._connection, self.host, self.port)
-        self.port = listener.sockets[0].getsockname()[1]
+        try:
+            for b in range(len(self.ports)):
+                await self._listen(b)
+        except BaseException:
+            for listener in self._listeners.values():
+                listener.close()
+            raise
+        self.port = self.ports[0]
         self.broker.port = self.port
         self._start_clock()
         ticker = asyncio.create_task(self._tick())
@@ -246,12 +405,21 @@ class Server:
         try:
             await self._stopping
         finally:
-            listener.close()
+            for listener in self._listeners.values():
+                listener.close()
             ticker.cancel()
             for task in list(self._connections):
                 task.cancel()
             await asyncio.gather(ticker, *self._connections, return_exceptions=True)
-            await listener.wait_closed()
+            for listener in self._listeners.values():
+                await listener.wait_closed()
+
+    async def _listen(self, broker_id: int) -> None:
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await self._connection(reader, writer, broker_id)
+        listener = await asyncio.start_server(connection, self.host, self.ports[broker_id])
+        self.ports[broker_id] = listener.sockets[0].getsockname()[1]
+        self._listeners[broker_id] = listener
 
     # -- the clock ------------------------------------------------------------------------
     def _start_clock(self) -> None:
@@ -297,20 +465,24 @@ class Server:
             await asyncio.sleep(wait / 1000)
 
     # -- connections ----------------------------------------------------------------------
-    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                          broker_id: int = 0) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
+        self._broker_connections[broker_id].add(task)
         peer = writer.get_extra_info("peername")
         client_host = "/" + (peer[0] if peer else "unknown")
         try:
             while True:
                 size = frame_size(await reader.readexactly(4), self.max_request_bytes)
-                answer = await self._serve(await reader.readexactly(size), client_host)
+                answer = await self._serve(await reader.readexactly(size), client_host, broker_id)
                 if answer is not None:
                     writer.write(answer)
                     await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client went away
+        except _Dropped:
+            pass  # a fault rule cuts the connection
         except FrameError as exc:
             log.info("closing the connection from %s: %s", client_host, exc)
         except asyncio.CancelledError:
@@ -319,9 +491,10 @@ class Server:
             log.exception("closing the connection from %s", client_host)
         finally:
             self._connections.discard(task)
+            self._broker_connections[broker_id].discard(task)
             writer.close()
 
-    async def _serve(self, frame: bytes, client_host: str) -> bytes | None:
+    async def _serve(self, frame: bytes, client_host: str, broker_id: int = 0) -> bytes | None:
         """The response frame to one request frame (None: no answer, acks=0)."""
         api_key, version, correlation_id = peek_header(frame)
         served = self.api_versions.get(api_key)
@@ -345,21 +518,33 @@ class Server:
             # both response headers start with the correlation id, right after the size
             return cached[:4] + correlation_id.to_bytes(4, "big", signed=True) + cached[8:]
         exchange = None
+        fault = self._fault_for(api_key, version, broker_id, request.body)
         try:
             if api_key not in BROKER_APIS:
                 await self._gate.through(f"{request.client_id}: {api_name(api_key)}", _group_of(request.body))
+            if fault is not None and fault.delay_ms:
+                await asyncio.sleep(fault.delay_ms / 1000)
+            if fault is not None and fault.drop == "before":
+                self._record_fault(fault, api_key, request, client_host, None)
+                raise _Dropped
             if api_key == _SHARE_FETCH:
                 await self._share_long_poll(request.body)
             self._sync_clock()
-            if self.record_broker_apis and self._recorder is not None and api_key in BROKER_APIS:
-                exchange = self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=version,
-                                              client_id=request.client_id, client_host=client_host,
-                                              request=request.body)
-            answer = self._route(api_key, request, client_host)
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if api_key in (_SHARE_FETCH, _SHARE_ACKNOWLEDGE):
-                self._share_answered(api_key, request.body, answer)
+            if fault is not None and fault.error is not None:
+                answer = error_response(request.body, fault.error, fault.error_message())
+                self._record_fault(fault, api_key, request, client_host, answer)
+            else:
+                if self.record_broker_apis and self._recorder is not None and api_key in BROKER_APIS:
+                    exchange = self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=version,
+                                                  client_id=request.client_id, client_host=client_host,
+                                                  request=request.body, fault=_fault_text(fault))
+                answer = self._route(api_key, request, client_host, broker_id, fault)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                if api_key in (_SHARE_FETCH, _SHARE_ACKNOWLEDGE):
+                    self._share_answered(api_key, request.body, answer)
+        except _Dropped:
+            raise
         except Exception:
             log.exception("api key %s v%s failed", api_key, version)
             answer = error_response(request.body, ErrorCode.unknown_server_error)
@@ -367,43 +552,60 @@ class Server:
             answer = build(response_class(api_key, version), answer)
         if exchange is not None:
             exchange.response = answer  # None: a Produce with acks=0 has no answer
+        if fault is not None and fault.drop == "after":
+            raise _Dropped   # the request was served; its answer is lost with the connection
         if answer is None:
             return None
         return encode_response(correlation_id, answer)
 
-    def _route(self, api_key: int, request: Any, client_host: str) -> Any:
+    def _route(self, api_key: int, request: Any, client_host: str, broker_id: int = 0,
+               fault: Fault | None = None) -> Any:
         broker_api = BROKER_APIS.get(api_key)
         if broker_api is not None:
+            self.broker.receiving = broker_id
             return getattr(self.broker, broker_api[0])(request.body, request.api_version)
         if api_key in _CONFIG_APIS:  # GROUP resources to the coordinator, the others answered here
             def groups_part(sub: Any, field: str) -> list:
                 if sub is None:
                     return []
-                return [to_data(x) for x in getattr(self._coordinator(api_key, sub, request, client_host), field)]
+                answer = self._coordinator(api_key, sub, request, client_host, broker_id, fault)
+                return [to_data(x) for x in getattr(answer, field)]
             answer_with = self.configs.describe if api_key == 32 else self.configs.alter
             return answer_with(request.body, request.api_version, groups_part)
-        return self._coordinator(api_key, request.body, request, client_host)
+        return self._coordinator(api_key, request.body, request, client_host, broker_id, fault)
 
     def _write_txn_markers(self, body: Any) -> None:
         """The transaction coordinator's markers for `__consumer_offsets`, as Kafka's broker
         sends them to the group coordinator (recorded like any request)."""
         sender = RequestFrame(27, int(type(body).__version__), 0, "transaction-coordinator", body)
-        answer = self._coordinator(27, body, sender, "/127.0.0.1")
+        answer = self._coordinator(27, body, sender, "/127.0.0.1", None)
         for marker in answer.markers:
             for t in marker.topics:
                 for p in t.partitions:
                     if p.error_code != ErrorCode.none:
                         log.warning("WriteTxnMarkers for %s-%s: %s", t.name, p.partition_index, p.error_code)
 
-    def _coordinator(self, api_key: int, body: Any, request: Any, client_host: str) -> Any:
-        """`body` through `Coordinator.handle`, recorded when recording."""
+    def _coordinator(self, api_key: int, body: Any, request: Any, client_host: str, broker_id: int | None = 0,
+                     fault: Fault | None = None) -> Any:
+        """`body` through `Coordinator.handle` as the coordinator on `broker_id` sees it (None: the
+        whole cluster's, for inter-broker requests), recorded when recording."""
         mark = self._recorder.mark() if self._recorder is not None else None
-        answer = self.coordinator.handle(body, client_id=request.client_id or "", client_host=client_host)
+        c = self.coordinator
+        hosted, loading = c.hosted_partitions, c.loading_partitions
+        if broker_id is not None and self.leadership.brokers > 1:
+            # this broker leads only some partitions: the others' groups get NOT_COORDINATOR
+            led = self.leadership.led_by(broker_id, _CONSUMER_OFFSETS, c.num_partitions)
+            c.hosted_partitions, c.loading_partitions = hosted & led, loading & led
+        try:
+            answer = c.handle(body, client_id=request.client_id or "", client_host=client_host)
+        finally:
+            c.hosted_partitions, c.loading_partitions = hosted, loading
         exchange = None
         if mark is not None:
             exchange = self._recorder.add(mark, api_key=api_key, api_version=request.api_version,
                                           client_id=request.client_id, client_host=client_host, request=body,
-                                          response=None if isinstance(answer, PendingResponse) else answer)
+                                          response=None if isinstance(answer, PendingResponse) else answer,
+                                          fault=_fault_text(fault))
         if isinstance(answer, PendingResponse):
             return self._pending(answer, exchange)
         return answer
@@ -463,6 +665,10 @@ def _group_of(body: Any) -> str | None:
     if group is None and getattr(body, "groups", None):
         group = getattr(body.groups[0], "group_id", None)
     return group
+
+
+def _fault_text(fault: Fault | None) -> str | None:
+    return None if fault is None else str(fault)
 
 
 def _has_acknowledgements(req: Any) -> bool:
