@@ -5,7 +5,8 @@
     kgroup dump describe PATH... [--group G] [--at TIME|offset:N] [--topic T] [--json]
     kgroup dump to-parquet PATH... --out DIR [--master URL] [--end-offsets CSV] [--views NAME...]
     kgroup serve [--host H] [--port P] [--topic NAME[:PARTITIONS]]... [--profile kip|kafka]
-                 [--config KEY=VALUE]... [--log-dir DIR]
+                 [--config KEY=VALUE]... [--log-dir DIR] [--brokers N] [--kafka-version X.Y]
+                 [--fault RULE]... [--load-ms MS]
     kgroup consumer-groups|streams-groups|share-groups --dump PATH... [--at TIME] --list|--describe|...
       (Kafka's group tools over a dump: kgroup/cli_tools.py, kgroup.tools)
 
@@ -611,9 +612,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_tool_parsers(top, _formatter)
     p = top.add_parser("serve", help="serve real Kafka clients on loopback", formatter_class=_formatter,
                        description="A Kafka-protocol endpoint in front of kgroup's coordinator: one broker\n"
-                                   "leading every partition, groups served by kgroup. Prints the address it\n"
-                                   "listens on; stops on SIGINT/SIGTERM.",
-                       epilog="example:\n  kgroup serve --topic orders:3 --log-dir /tmp/kgroup-logs\n")
+                                   "leading every partition (or --brokers N sharing them), groups served by\n"
+                                   "kgroup. Prints the addresses it listens on; stops on SIGINT/SIGTERM.",
+                       epilog="examples:\n  kgroup serve --topic orders:3 --log-dir /tmp/kgroup-logs\n"
+                              "  kgroup serve --brokers 3 --kafka-version 3.9\n"
+                              "  kgroup serve --fault 'Heartbeat group=g delay=12000 times=1' "
+                              "--fault 'OffsetCommit drop=after nth=2'\n")
     _serve_arguments(p)
     p.set_defaults(run=_cmd_serve, prog_name="kgroup serve")
 

@@ -89,6 +89,8 @@ class Broker:
         self.auto_create_topics = auto_create_topics
         self.default_partitions = default_partitions
         self.served: dict[int, tuple[int, int]] = {}
+        #: finalized feature -> level, advertised in ApiVersions (the server sets them)
+        self.features: dict[str, int] = {"group.version": 1}
         #: resolved on the next produce; long-polling fetches wait on it
         self._produced: asyncio.Future | None = None
         #: called after every produce that appended data (the server's share long polls)
@@ -142,10 +144,12 @@ class Broker:
     def api_versions(self, req: Any, version: int) -> dict:
         keys = [{"api_key": k, "min_version": lo, "max_version": hi} for k, (lo, hi) in sorted(self.served.items())]
         # KIP-848 clients look for the group.version feature (1: the consumer protocol)
+        features = sorted(self.features.items())
         return {"error_code": ErrorCode.none, "api_keys": keys, "throttle_time": 0,
-                "supported_features": [{"name": "group.version", "min_version": 0, "max_version": 1}],
+                "supported_features": [{"name": n, "min_version": 0, "max_version": v} for n, v in features],
                 "finalized_features_epoch": 0,
-                "finalized_features": [{"name": "group.version", "min_version_level": 1, "max_version_level": 1}]}
+                "finalized_features": [{"name": n, "min_version_level": v, "max_version_level": v}
+                                       for n, v in features]}
 
     # -- Metadata (3) --------------------------------------------------------------------
     def metadata(self, req: Any, version: int) -> dict:

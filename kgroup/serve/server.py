@@ -38,6 +38,7 @@ from typing import Any
 
 from kgroup.errors import ErrorCode
 from kgroup.lab import Fault, Leadership, Move, holds, view
+from kgroup.lab.releases import release
 from kgroup.protocol import api_name, build, ms, response_class, supported_versions, to_data
 from kgroup.protocol.limits import error_response
 from kgroup.runtime import HANDLERS, PendingResponse
@@ -58,6 +59,9 @@ _SHARE_FETCH, _SHARE_ACKNOWLEDGE = 78, 79
 #: DescribeConfigs, IncrementalAlterConfigs: split by resource type (kgroup.serve.configs)
 _CONFIG_APIS = frozenset({32, 44})
 _CONSUMER_OFFSETS = "__consumer_offsets"
+#: the features kgroup's brokers advertise when the release has them finalized: group.version
+#: (KIP-848 clients look for it); transaction.version 2 is not served (EndTxn v5), so not advertised
+_FEATURES = frozenset({"group.version"})
 
 
 class _Dropped(Exception):
@@ -89,13 +93,15 @@ class Server:
     `record_broker_apis`: keep the broker APIs' exchanges too (Produce, Fetch, Metadata, ...).
     `brokers`: how many brokers listen (ids 0..brokers-1, on `port`, `port`+1, ... or on free
     ports for port 0); `faults`: fault rules applied from the start (`add_fault`); `load_ms`: how
-    long a coordinator taking a partition over loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile)."""
+    long a coordinator taking a partition over loads it (COORDINATOR_LOAD_IN_PROGRESS meanwhile);
+    `kafka_version`: the release ("3.7" ... "4.4") whose ApiVersions the brokers advertise and whose
+    refusals they answer (`kgroup.lab.releases`)."""
 
     def __init__(self, coordinator: Any, host: str = "127.0.0.1", port: int = 0, *,
                  auto_create_topics: bool = True, tick_ms: int = 100,
                  max_request_bytes: int = MAX_REQUEST_BYTES, record: bool | int = False,
                  record_broker_apis: bool = False, brokers: int = 1, faults: Any = (),
-                 load_ms: int = 0) -> None:
+                 load_ms: int = 0, kafka_version: str = "4.4") -> None:
         self.coordinator = coordinator
         self.host, self.port = host, port
         self.leadership = Leadership(brokers)
@@ -112,8 +118,10 @@ class Server:
         self.max_request_bytes = max_request_bytes
         self.broker = Broker(coordinator, host, port, auto_create_topics=auto_create_topics,
                              leadership=self.leadership, ports=self.ports)
-        self.api_versions = _served_apis()
+        self.release = release(kafka_version)
+        self.api_versions = self.release.served(_served_apis())
         self.broker.served = self.api_versions
+        self.broker.features = {k: v for k, v in self.release.features.items() if k in _FEATURES}
         self.configs = Configs(self.broker)
         self.broker.transactions = TransactionCoordinator(self.broker, self._write_txn_markers)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -263,7 +271,7 @@ class Server:
                 acting = rule
         return acting
 
-    def _record_fault(self, fault: Fault, api_key: int, request: Any, client_host: str, answer: Any) -> None:
+    def _record_fault(self, fault: Fault | str, api_key: int, request: Any, client_host: str, answer: Any) -> None:
         """A request the coordinator never saw (answered an error, or dropped first), recorded."""
         if self._recorder is not None and (api_key not in BROKER_APIS or self.record_broker_apis):
             self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=request.api_version,
@@ -530,9 +538,13 @@ class Server:
             if api_key == _SHARE_FETCH:
                 await self._share_long_poll(request.body)
             self._sync_clock()
+            refused = self.release.refusal(api_key, request.body)
             if fault is not None and fault.error is not None:
                 answer = error_response(request.body, fault.error, fault.error_message())
                 self._record_fault(fault, api_key, request, client_host, answer)
+            elif refused is not None:
+                answer = error_response(request.body, *refused)
+                self._record_fault(f"answered as Kafka {self.release.version}", api_key, request, client_host, answer)
             else:
                 if self.record_broker_apis and self._recorder is not None and api_key in BROKER_APIS:
                     exchange = self._recorder.add(self._recorder.mark(), api_key=api_key, api_version=version,

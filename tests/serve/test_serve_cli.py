@@ -65,6 +65,42 @@ def test_serve_until_a_signal_then_write_the_logs(tmp_path, sig):
         == [b"v"]
 
 
+def test_a_second_run_on_the_log_dir_goes_on_where_the_first_stopped(tmp_path):
+    """Groups, offsets, topics (with their ids) and data come back from the segment files."""
+    proc, port = start("--topic", "orders:3", "--log-dir", str(tmp_path))
+    try:
+        w = Wire(_At(port))
+        first = {t.name: t.topic_id for t in w.call("Metadata", 12, topics=None).topics}
+        w.call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
+            {"index": 1, "records": encode_batch([(b"k", b"v0", 1_700_000_000_000)], base_offset=0)}]}])
+        r = w.call("OffsetCommit", 9, group_id="again", generation_id_or_member_epoch=-1, member_id="",
+                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
+                       {"partition_index": 1, "committed_offset": 1, "committed_leader_epoch": -1,
+                        "committed_metadata": ""}]}])
+        assert r.topics[0].partitions[0].error_code == ErrorCode.none
+        w.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    proc, port = start("--log-dir", str(tmp_path))
+    try:
+        assert proc.stdout.readline().startswith(f"kgroup serve: going on from {tmp_path}: ")
+        w = Wire(_At(port))
+        assert {t.name: t.topic_id for t in w.call("Metadata", 12, topics=None).topics} == first
+        fetched = w.call("OffsetFetch", 8, groups=[{"group_id": "again", "topics": None}], require_stable=False)
+        assert [(t.name, p.partition_index, p.committed_offset) for t in fetched.groups[0].topics
+                for p in t.partitions] == [("orders", 1, 1)]
+        r = w.call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
+            {"index": 1, "records": encode_batch([(b"k", b"v1", 1_700_000_000_001)], base_offset=0)}]}])
+        assert r.responses[0].partition_responses[0].base_offset == 1   # after the first run's record
+        w.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    assert [r.value for b in read_segment(tmp_path / "orders-1" / "00000000000000000000.log") for r in b.records] \
+        == [b"v0", b"v1"]
+
+
 def test_bad_arguments_are_usage_errors(capsys):
     assert main(["serve", "--topic", "orders:0"]) == 2
     assert main(["serve", "--config", "no.such.config=1", "--port", "0"]) == 2
