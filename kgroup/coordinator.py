@@ -50,8 +50,8 @@ from kgroup.protocol.limits import MAX_STRING_BYTES, error_response, oversized_s
 from kgroup.records import UnknownRecordTypeError
 from kgroup.records.records import SHARE_GROUP_STATE
 import kgroup.acl_checks  # noqa: F401  (registers the authorization checks)
-from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LOAD_HOOKS, LOGS, METADATA_HOOKS, PENDING_APIS,
-                            REPLAYERS, Marker, PendingResponse, Result, Timers, handles)
+from kgroup.runtime import (ALWAYS_GUARDED, COMPONENTS, GUARDS, HANDLERS, LEADER_CHANGE_HOOKS, LOAD_HOOKS, LOGS,
+                            METADATA_HOOKS, PENDING_APIS, REPLAYERS, Marker, PendingResponse, Result, Timers, handles)
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 #: the largest batch a coordinator write may be: the offsets topic's max.message.bytes, whose
@@ -415,6 +415,13 @@ class Coordinator:
         finally:
             self.hosted_partitions = hosted | {partition}
         return [g for g in self.groups if self.partition_for(g) == partition]
+
+    def partition_leader_changed(self, topic: str, partition: int) -> None:
+        """A data partition's leader moved to another broker: what the old leader kept in memory
+        for it is gone (the group types' `on_leader_change` hooks; e.g. share-partitions load their
+        durable state again, and records that were Acquired are Available, as KIP-932 says)."""
+        for hook in LEADER_CHANGE_HOOKS:
+            hook(self, topic, partition)
 
     # -- look-back, reload ------------------------------------------------------------
     @property

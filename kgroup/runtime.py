@@ -31,6 +31,10 @@ SIMPLE_GROUP: list[Callable[[str], Any]] = []
 #: -> Result | None, whose records are written. `deleted`: topic id -> name of the topics deleted
 #: since the coordinator last looked (possibly none), as a metadata delta names them.
 METADATA_HOOKS: list[Callable[[Any, Mapping], "Result | None"]] = []
+#: functions run when a data partition's leader moves to another broker (a broker failed, or
+#: the failure lab moved it): fn(coordinator, topic, partition). What a broker keeps in memory for
+#: the partitions it leads (share-partitions' in-flight records) does not move with it.
+LEADER_CHANGE_HOOKS: list[Callable[[Any, str, int], None]] = []
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,12 @@ def simple_group(group_id: str) -> Any:
 def on_loaded(fn):
     """Register a function run after a coordinator finished loading its log."""
     LOAD_HOOKS.append(fn)
+    return fn
+
+
+def on_leader_change(fn):
+    """Register a function run when a data partition's leader moves (`LEADER_CHANGE_HOOKS`)."""
+    LEADER_CHANGE_HOOKS.append(fn)
     return fn
 
 

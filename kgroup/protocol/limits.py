@@ -118,8 +118,19 @@ def error_response(request: Any, code: ErrorCode, message: str | None = None) ->
     """The response of `request`'s API and version saying `code` everywhere it can, as Kafka's
     `AbstractRequest.getErrorResponse` does: every error code of the response set, and the
     entities the request named (groups, topics, partitions) mirrored with the error."""
-    cls = response_class(int(type(request).__api_key__), int(type(request).__version__))
-    return build(cls, _error_data(cls, to_data(request), code, message))
+    api_key, version = int(type(request).__api_key__), int(type(request).__version__)
+    cls = response_class(api_key, version)
+    data = _error_data(cls, to_data(request), code, message)
+    if api_key == _OFFSET_FETCH and version >= 2:
+        # Kafka's OffsetFetchRequest.getErrorResponse names no topic from v2 on: the error alone
+        # (v2-v7), or each group with its error and no topics (v8+)
+        data.pop("topics", None)
+        for group in data.get("groups", ()):
+            group["topics"] = []
+    return build(cls, data)
+
+
+_OFFSET_FETCH = 9
 
 
 def _error_data(cls: type, asked: dict, code: ErrorCode, message: str | None) -> dict:

@@ -352,8 +352,8 @@ class Broker:
                     row = {"error_code": ErrorCode.invalid_required_acks}
                 elif name is None:
                     row = {"error_code": ErrorCode.unknown_topic_id}
-                elif self._partition(name, p.index) != ErrorCode.none:
-                    row = {"error_code": ErrorCode.unknown_topic_or_partition}
+                elif (code := self._partition(name, p.index)) != ErrorCode.none:
+                    row = {"error_code": code}
                 else:
                     row = self._append(name, p.index, bytes(p.records or b""))
                 parts.append({"index": p.index, "base_offset": -1, "log_append_time": None, "log_start_offset": -1,
@@ -445,8 +445,8 @@ class Broker:
             for p in t.partitions:
                 row = {"partition_index": p.partition_index, "error_code": ErrorCode.none, "timestamp": -1,
                        "offset": -1, "leader_epoch": 0}
-                if self._partition(t.name, p.partition_index) != ErrorCode.none:
-                    row["error_code"], row["leader_epoch"] = ErrorCode.unknown_topic_or_partition, -1
+                if (code := self._partition(t.name, p.partition_index)) != ErrorCode.none:
+                    row["error_code"], row["leader_epoch"] = code, -1
                 else:
                     row["offset"], row["timestamp"] = self._offset_for(t.name, p.partition_index, p.timestamp, committed)
                 parts.append(row)
@@ -532,8 +532,8 @@ class Broker:
                 parts.append(row)
                 if name is None:
                     row["error_code"] = ErrorCode.unknown_topic_id
-                elif self._partition(name, p.partition) != ErrorCode.none:
-                    row["error_code"] = ErrorCode.unknown_topic_or_partition
+                elif (code := self._partition(name, p.partition)) != ErrorCode.none:
+                    row["error_code"] = code
                 if row["error_code"] != ErrorCode.none:
                     errors = True
                     continue

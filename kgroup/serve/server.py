@@ -306,7 +306,9 @@ class Server:
         """Stop broker `broker_id`: its port closes, its connections are cut, and the partitions it
         led move to the next live broker (the coordinator loads those it takes over)."""
         def kill() -> None:
-            moves = self.leadership.kill(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions})
+            before = self._data_leaders()
+            moves = self.leadership.kill(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions,
+                                                     **self._data_partitions()})
             listener = self._listeners.pop(broker_id, None)
             if listener is not None:
                 listener.close()
@@ -317,18 +319,34 @@ class Server:
             self._lab_event(f"broker {broker_id} killed: its {len(offsets)} {_CONSUMER_OFFSETS} partition(s) "
                             + (f"moved to broker(s) {', '.join(map(str, to))}" if to != [-1] else "are offline"))
             self._apply_moves(moves)
+            self._data_moved(before)
         self.call(kill)
 
     def restart_broker(self, broker_id: int) -> None:
         """Start broker `broker_id` again on its port; partitions left without a leader while it
         was down come back to it (loaded from the log); the others stay where they moved."""
         def restart() -> Any:
+            before = self._data_leaders()
             moves = self.leadership.restart(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions})
             self._lab_event(f"broker {broker_id} restarted")
             self._apply_moves(moves)
+            self._data_moved(before)
             return asyncio.run_coroutine_threadsafe(self._listen(broker_id), self._loop)
         bound = self.call(restart)
         bound.result(10)
+
+    def _data_partitions(self) -> dict[str, int]:
+        return {t.name: t.partitions for t in self.coordinator.cluster.topics()}
+
+    def _data_leaders(self) -> dict[tuple[str, int], int]:
+        return {(t, p): self.leadership.leader(t, p) for t, n in self._data_partitions().items() for p in range(n)}
+
+    def _data_moved(self, before: dict[tuple[str, int], int]) -> None:
+        """Tell the coordinator of each data partition whose leader changed (share-partitions'
+        in-flight state stays with the old leader)."""
+        for (topic, p), leader in before.items():
+            if self.leadership.leader(topic, p) != leader:
+                self.coordinator.partition_leader_changed(topic, p)
 
     def _apply_moves(self, moves: list[Move]) -> None:
         """Unload each `__consumer_offsets` partition that changed leader, and load it for its new

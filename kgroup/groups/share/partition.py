@@ -35,6 +35,7 @@ from kgroup.cluster import StoredBatch
 from kgroup.errors import ErrorCode
 from kgroup.group_configs import group_config, group_override, parse_duration_ms
 from kgroup.groups.share.persister import DeliveryState, PartitionState, Persister, StateBatch
+from kgroup.runtime import on_leader_change
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
@@ -934,6 +935,19 @@ def forget(c: "Coordinator", group_id: str, topic_id: uuid.UUID | None = None, p
         for k in [k for k in reg.member_lock_ms if k[0] == group_id]:
             del reg.member_lock_ms[k]
     return len(gone)
+
+
+@on_leader_change
+def _leader_changed(c: "Coordinator", topic: str, partition: int) -> None:
+    """The share-partitions of a data partition whose leader moved: a new leader reads their
+    durable state; the Acquired state is not persisted (KIP-932), so records in flight are
+    Available again, with the delivery counts last written."""
+    reg = c.soft_state.get(LEADERS)
+    if reg is None or topic not in c.cluster:
+        return
+    topic_id = c.cluster.topic_id(topic)
+    for k in [k for k in reg.partitions if k[1] == topic_id and k[2] == partition]:
+        reg.partitions.pop(k)._drop_in_flight()
 
 
 __all__ = ["AVAILABLE", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVED", "STATE_NAMES", "GAP", "ACCEPT", "RELEASE", "REJECT",
