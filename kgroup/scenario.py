@@ -30,6 +30,9 @@ class Step:
     #: soft state seen on the live coordinator after the step (Kafka does not persist
     #: it, so look-back cannot rebuild it): classic members, waiting answers, timers
     observed: dict = field(default_factory=dict, compare=False)
+    #: the fault that hit this step (`kgroup serve`'s failure lab: a fault rule, a moved
+    #: coordinator, a broker killed), as text; None for none
+    fault: str | None = None
 
 
 class Scenario:

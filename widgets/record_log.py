@@ -199,16 +199,43 @@ def log_frame(log: Any, *, raw: bool = False) -> pd.DataFrame:
     return df.drop(columns=["key_bytes", "value_bytes"])
 
 
+FAULT_TYPE = "⚡ fault"
+
+
+def with_faults(frame: pd.DataFrame, exchanges: Any) -> pd.DataFrame:
+    """`frame` (a `log_frame`) with a `fault` column: each recorded exchange's fault beside the
+    entries it wrote, and a row of type FAULT_TYPE where a fault wrote nothing. Unchanged
+    when no exchange carries a fault."""
+    hits = [x for x in exchanges if getattr(x, "fault", None) is not None]
+    if not hits:
+        return frame
+    frame = frame.assign(fault=None)
+    extra = []
+    for x in hits:
+        inside = (frame["position"] >= x.start_position) & (frame["position"] < x.end_position)
+        if inside.any():
+            frame.loc[inside, "fault"] = x.fault
+        else:
+            extra.append({"position": x.start_position - 0.5, "partition": None, "offset": None,
+                          "timestamp": x.at_ms, "type": FAULT_TYPE, "group": None, "key": x.fault, "value": "",
+                          "key_bytes": "", "value_bytes": "", "txn": None, "fault": x.fault})
+    if extra:
+        frame = pd.concat([frame, pd.DataFrame(extra)], ignore_index=True).sort_values("position", kind="stable")
+    return frame.reset_index(drop=True)
+
+
 class RecordLogView:
     """A filterable view of a coordinator's `__consumer_offsets` log.
 
     `view.group.value = "orders"`, `view.type.value = "OffsetCommit"`, `view.raw.value = True`
-    update `view.html` (what the output area shows)."""
+    update `view.html` (what the output area shows). `exchanges` (a recording `kgroup serve`'s
+    `server.exchanges()`): the faults that hit them are shown where they fell, beside the records
+    their exchange wrote (a fault that wrote nothing gets a row of its own)."""
 
-    def __init__(self, coordinator_or_log: Any, *, max_rows: int = 200) -> None:
+    def __init__(self, coordinator_or_log: Any, *, max_rows: int = 200, exchanges: Any = None) -> None:
         self.log = getattr(coordinator_or_log, "log", coordinator_or_log)
         self.max_rows = max_rows
-        self.frame = log_frame(self.log, raw=True)
+        self.frame = with_faults(log_frame(self.log, raw=True), exchanges or ())
         groups = sorted(g for g in self.frame["group"].dropna().unique())
         types = sorted(self.frame["type"].unique())
         self.group = W.Dropdown(options=["(all)"] + groups, value="(all)", description="group")
@@ -234,6 +261,8 @@ class RecordLogView:
     def to_html(self) -> str:
         df = self.rows()
         cols = ["partition", "offset", "timestamp", "type", "key", "value"] + (["key_bytes", "value_bytes"] if self.raw.value else [])
+        if "fault" in df.columns:
+            cols.append("fault")
         more = f"<p>… {len(df) - self.max_rows} more rows</p>" if len(df) > self.max_rows else ""
         rows = df.head(self.max_rows).to_dict("records")
         return records_html(rows, cols, caption=f"__consumer_offsets: {len(df)} of {len(self.frame)} records") + more

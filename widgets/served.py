@@ -57,8 +57,12 @@ class ServedScenario(Scenario):
         self.server = server
         self.exchanges = exchanges
         for i, x in enumerate(exchanges):
-            label = f"{x.client_id}: {x.api}" if x.api_key is not None else "the coordinator's timers"
-            self.steps.append(Step(i, label, x.request, x.response, x.start_position, x.end_position, x.at_ms))
+            if x.api_key is not None:
+                label = f"{x.client_id}: {x.api}"
+            else:
+                label = f"fault: {x.fault}" if x.fault is not None else "the coordinator's timers"
+            self.steps.append(Step(i, label, x.request, x.response, x.start_position, x.end_position, x.at_ms,
+                                   fault=x.fault))
 
     def entries(self, index: int) -> list[Any]:
         return list(self.exchanges[index].written.get("__consumer_offsets", ()))
@@ -74,8 +78,8 @@ def served_scenario(server: Any, *, group: str | None = None, since: int = 0, ti
     chosen = []
     for x in server.exchanges()[since:]:
         if x.api_key is None:
-            if timers and (group is None or _wrote_for(x, group)):
-                chosen.append(x)
+            if (timers and (group is None or _wrote_for(x, group))) or x.fault is not None:
+                chosen.append(x)   # a fault (a moved coordinator, a broker killed) is every group's business
         elif group is None or _group_of(x.request) == group or _wrote_for(x, group):
             chosen.append(x)
     if not chosen:

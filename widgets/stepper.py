@@ -524,6 +524,8 @@ class Stepper:
         several = len({g for (g, _m, _f), *_ in changes}) > 1
         phrases = describe_changes(changes, names, several_groups=several)
         parts: list[str] = []
+        if step.fault is not None and step.request is not None:
+            parts.append(f"⚡ fault: {step.fault}")
         if step.request is not None:
             topics = topic_names(self.scenario.coordinator.cluster)
             head = describe_request(step.request, names, topics)
@@ -537,7 +539,8 @@ class Stepper:
             parts.append(head)
         else:
             moved = step.time_ms - (self.scenario.steps[i - 1].time_ms if i else step.time_ms)
-            parts.append(f"no request: {step.label}" + (f"; the clock moved {moved} ms" if moved else ""))
+            what = f"⚡ {step.label}" if step.fault is not None else step.label
+            parts.append(f"no request: {what}" + (f"; the clock moved {moved} ms" if moved else ""))
         fired, _new = self._timers(i)
         if fired:
             parts.append(f"timer{'s' if len(fired) > 1 else ''} fired: {_list(fired, 4)}")
@@ -615,7 +618,7 @@ class Stepper:
         state = self.state()
         answered = self.answered_here()
         changes = self.changes()
-        summary_colour = ERROR if error else "#4c78a8"
+        summary_colour = ERROR if error or step.fault is not None else "#4c78a8"
         parts = [
             # inline-size containment: the widget's flex box sizes to the output area, not to the widest
             # table, so the summary wraps in view and each wide table scrolls in its own box

@@ -243,3 +243,34 @@ def test_answering_as_kafka_4_3_refuses_static_streams_members():
 def test_an_unknown_kafka_version_is_refused():
     with pytest.raises(ValueError, match="kgroup can answer as Kafka 3.7, 3.9, 4.0"):
         Server(Coordinator(), kafka_version="2.8")
+
+
+# -- the faults in the notebook views ------------------------------------------------------------
+
+def test_the_stepper_and_the_record_log_show_each_fault_on_the_step_it_hit(cluster3):
+    from widgets import RecordLogView, Stepper, served_scenario
+
+    leader = coordinator_of(on(cluster3, 0))
+    assert commit(on(cluster3, leader), offset=1) == ErrorCode.none
+    cluster3.add_fault(Fault("OffsetCommit", group=GROUP, nth=1, error="REBALANCE_IN_PROGRESS"))
+    assert commit(on(cluster3, leader), offset=2) == ErrorCode.rebalance_in_progress
+    cluster3.move_coordinator(GROUP, (leader + 1) % 3)
+    assert commit(on(cluster3, (leader + 1) % 3), offset=3) == ErrorCode.none
+
+    stepper = Stepper(served_scenario(cluster3, group=GROUP))
+    summaries = [stepper.summary(i) for i in range(len(stepper.scenario))]
+    assert summaries[1].startswith("⚡ fault: OffsetCommit group=lab nth=1 error=REBALANCE_IN_PROGRESS; ")
+    assert summaries[2].startswith("no request: ⚡ fault: coordinator moved: __consumer_offsets-")
+    assert not any("⚡" in s for s in (summaries[0], summaries[-1]))
+    stepper.go(1)
+    assert "⚡ fault" in stepper.to_html()
+
+    view = RecordLogView(cluster3.coordinator, exchanges=cluster3.exchanges())
+    rows = view.rows()
+    faults = rows[rows["type"] == "⚡ fault"]["key"].tolist()
+    loaded = f"__consumer_offsets-{cluster3.coordinator.partition_for(GROUP)} loaded on broker {(leader + 1) % 3}"
+    assert [f.split(":")[0] for f in faults] == ["OffsetCommit group=lab nth=1 error=REBALANCE_IN_PROGRESS",
+                                                  "coordinator moved", loaded]
+    assert "fault" in view.to_html()
+    # the commits' records have no fault beside them
+    assert rows[rows["type"] == "OffsetCommit"]["fault"].isna().all()
