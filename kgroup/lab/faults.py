@@ -4,6 +4,7 @@
     Fault("Heartbeat", delay_ms=12_000, times=1)         # an answer late past the session timeout
     Fault("SyncGroup", drop="after")                     # the coordinator wrote it; the client never heard
     Fault("OffsetCommit", observe=True)                  # count, do nothing
+    Fault("SyncGroup", group="g", pause=True)            # held until server.step() or resume()
     parse_fault("JoinGroup group=g drop=before nth=1")  # the same small syntax as `kgroup serve --fault`
 
 A rule matches on the API (name or key; None or "*": any) and version, the broker that got the
@@ -11,7 +12,9 @@ request, the group, member id, instance id or member epoch (generation) it names
 (a predicate on the request). Of the matching requests it acts on the `nth` only, or on every one
 up to `times`. It acts by answering `error` (Kafka's message for the code unless `message` says
 otherwise), by delaying the answer `delay_ms`, by dropping the connection `before` the
-coordinator runs the request or `after` it (with no answer), or not at all (`observe`).
+coordinator runs the request or `after` it (with no answer), by holding it until the server's
+`step()` or `resume()` lets it through (`pause`: what `Server.pause` does to every request, for
+these only; the clock goes on), or not at all (`observe`).
 `hits` counts the requests it acted on (observed); `wait(hits=1, timeout=...)` blocks until then.
 """
 from __future__ import annotations
@@ -87,6 +90,7 @@ class Fault:
     message: str | None = None
     delay_ms: int = 0
     drop: str | None = None
+    pause: bool = False
     observe: bool = False
     #: requests that matched, and those acted on (observed)
     matched: int = field(default=0, init=False)
@@ -102,10 +106,10 @@ class Fault:
             raise ValueError(f"delay_ms must be >= 0, not {self.delay_ms}")
         if self.error is not None and self.drop is not None:
             raise ValueError("a rule answers an error or drops the connection, not both")
-        if self.observe and (self.error is not None or self.drop or self.delay_ms):
-            raise ValueError("an observe rule does nothing but count: no error, drop or delay")
-        if not self.observe and self.error is None and self.drop is None and not self.delay_ms:
-            raise ValueError("a rule needs an action: error=, delay_ms=, drop= or observe=True")
+        if self.observe and (self.error is not None or self.drop or self.delay_ms or self.pause):
+            raise ValueError("an observe rule does nothing but count: no error, drop, delay or pause")
+        if not self.observe and self.error is None and self.drop is None and not self.delay_ms and not self.pause:
+            raise ValueError("a rule needs an action: error=, delay_ms=, drop=, pause=True or observe=True")
         if self.nth is not None and self.nth < 1:
             raise ValueError(f"nth counts from 1, not {self.nth}")
         self._hit = threading.Condition()
@@ -159,7 +163,7 @@ class Fault:
     def action(self) -> str:
         if self.observe:
             return "observe"
-        parts = []
+        parts = ["pause"] if self.pause else []
         if self.delay_ms:
             parts.append(f"delay={self.delay_ms}")
         if self.error is not None:
@@ -189,7 +193,7 @@ _STR_KEYS = ("group", "member", "instance", "message")
 def parse_fault(text: str) -> Fault:
     """A rule from its text: ``API[@VERSION] [KEY=VALUE ...] ACTION`` (see `Fault`), e.g.
     ``"ConsumerGroupHeartbeat group=g nth=3 error=NOT_COORDINATOR"``, ``"Heartbeat delay=12000
-    times=1"``, ``"SyncGroup drop=after"``, ``"* broker=1 observe"``."""
+    times=1"``, ``"SyncGroup drop=after"``, ``"JoinGroup group=g pause"``, ``"* broker=1 observe"``."""
     try:
         tokens = shlex.split(text)
     except ValueError as exc:
@@ -203,9 +207,9 @@ def parse_fault(text: str) -> Fault:
     for token in tokens[1:]:
         key, sep, value = token.partition("=")
         if not sep:
-            if token != "observe":
-                raise ValueError(f"fault {text!r}: {token!r} is not KEY=VALUE (or the word observe)")
-            kw["observe"] = True
+            if token not in ("observe", "pause"):
+                raise ValueError(f"fault {text!r}: {token!r} is not KEY=VALUE (or the word observe or pause)")
+            kw[token] = True
         elif key in ("delay", "delay_ms"):
             kw["delay_ms"] = value
         elif key in _INT_KEYS or key in _STR_KEYS or key in ("error", "drop"):

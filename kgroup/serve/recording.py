@@ -140,6 +140,15 @@ class Gate:
         self._held.append((turn, what))
         await turn
 
+    async def hold(self, what: str) -> None:
+        """Hold a request whatever the pause (a fault rule's `pause`) until `step` or `open`."""
+        if self._passes:
+            self._passes -= 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._held.append((turn, what))
+        await turn
+
     def held(self) -> list[str]:
         return [what for turn, what in self._held if not turn.done()]
 

@@ -229,7 +229,8 @@ class Server:
         self.call(pause)
 
     def step(self, n: int = 1) -> None:
-        """While paused: let the next `n` held (or coming) coordinator requests through."""
+        """While paused (or while a `pause` fault rule holds requests): let the next `n` held
+        (or coming) coordinator requests through."""
         self.call(self._gate.step, n)
 
     def held(self) -> list[str]:
@@ -237,9 +238,11 @@ class Server:
         return self.call(self._gate.held)
 
     def resume(self) -> None:
-        """Serve everything again; the clock goes on from where it stood."""
+        """Serve everything again (what a `pause` fault rule held too); a paused clock goes on
+        from where it stood."""
         def resume() -> None:
-            self._offset_ms = _wall_ms() - self.coordinator.now()
+            if self._gate.paused:
+                self._offset_ms = _wall_ms() - self.coordinator.now()
             self._gate.open()
         self.call(resume)
 
@@ -548,6 +551,8 @@ class Server:
         try:
             if api_key not in BROKER_APIS:
                 await self._gate.through(f"{request.client_id}: {api_name(api_key)}", _group_of(request.body))
+            if fault is not None and fault.pause:
+                await self._gate.hold(f"{request.client_id}: {api_name(api_key)} (held by a fault rule)")
             if fault is not None and fault.delay_ms:
                 await asyncio.sleep(fault.delay_ms / 1000)
             if fault is not None and fault.drop == "before":

@@ -274,3 +274,21 @@ def test_the_stepper_and_the_record_log_show_each_fault_on_the_step_it_hit(clust
     assert "fault" in view.to_html()
     # the commits' records have no fault beside them
     assert rows[rows["type"] == "OffsetCommit"]["fault"].isna().all()
+
+
+def test_a_pause_rule_holds_its_requests_until_stepped(cluster3):
+    import threading
+
+    rule = cluster3.add_fault(parse_fault(f"OffsetCommit group={GROUP} pause"))
+    w = on(cluster3, coordinator_of(on(cluster3, 0)))
+    answers: list = []
+    sender = threading.Thread(target=lambda: answers.append(commit(w, offset=21)))
+    sender.start()
+    rule.wait(1, timeout=5)
+    wait_until(lambda: cluster3.held() == ["kgroup-raw: OffsetCommit (held by a fault rule)"], 5, "the held commit")
+    assert not answers
+    assert fetch_offset(on(cluster3, coordinator_of(on(cluster3, 0))))[1] is None   # others go on
+    cluster3.step()
+    sender.join(5)
+    assert answers == [ErrorCode.none]
+    assert str(rule) == f"OffsetCommit group={GROUP} pause"
