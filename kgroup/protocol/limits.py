@@ -127,10 +127,18 @@ def error_response(request: Any, code: ErrorCode, message: str | None = None) ->
         data.pop("topics", None)
         for group in data.get("groups", ()):
             group["topics"] = []
+    elif api_key == _FIND_COORDINATOR:
+        # FindCoordinatorResponse.prepareErrorResponse: each key asked (v4+) with no node
+        no_node = {"node_id": -1, "host": "", "port": -1}
+        if version >= 4:
+            data["coordinators"] = [{"key": key, "error_code": int(code), "error_message": message, **no_node}
+                                    for key in request.coordinator_keys]
+        else:
+            data.update(no_node)
     return build(cls, data)
 
 
-_OFFSET_FETCH = 9
+_OFFSET_FETCH, _FIND_COORDINATOR = 9, 10
 
 
 def _error_data(cls: type, asked: dict, code: ErrorCode, message: str | None) -> dict:
