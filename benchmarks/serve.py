@@ -19,7 +19,13 @@
      with the stored batches as they are: `fetch_reencodes()` checks that every fetched byte
      is a stored batch's, and the figure says so;
    - a KIP-848 group of 3 librdkafka consumers, Stable; a 4th joins: the time until the
-     coordinator has the group Stable again with the new member owning partitions.
+     coordinator has the group Stable again with the new member owning partitions;
+   - failover (`--failover`: only this): a Stable KIP-848 group of 10 librdkafka consumers on a
+     three-broker `kgroup serve`; its coordinator moved to another broker, then its broker
+     killed: the time until the coordinator holds the group Stable again (every member at the
+     group epoch), and until every member's heartbeat has reached the new coordinator. Beside it,
+     with Java 17 and Maven (`--kafka`), Apache Kafka 4.4.0: one node cannot move a partition's
+     leader, so its broker is restarted, and the time until it describes the group Stable again.
 
 Wall-clock times on a shared machine; no assertion: the numbers are printed.
 """
@@ -303,15 +309,141 @@ def settle_time(ck, interval_ms: int) -> None:
               f"heartbeat interval {interval_ms:,} ms): " + ", ".join(f"{r * 1000:,.0f} ms" for r in runs))
 
 
+FAILOVER_GROUP, FAILOVER_MEMBERS = "failover", 10
+
+
+class _Polled:
+    """librdkafka KIP-848 consumers of one group, polled on a thread."""
+
+    def __init__(self, ck, bootstrap: str, n: int) -> None:
+        import threading
+        conf = {"bootstrap.servers": bootstrap, "group.id": FAILOVER_GROUP, "group.protocol": "consumer",
+                "auto.offset.reset": "earliest"}
+        self.consumers = [ck.Consumer({**conf, "client.id": f"m{i}"}) for i in range(n)]
+        for c in self.consumers:
+            c.subscribe(["orders"])
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for c in self.consumers:
+                c.poll(0.005)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for c in self.consumers:
+            c.close()
+
+
+def _until(predicate, seconds: float, what: str) -> float:
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > seconds:
+            raise TimeoutError(f"{what} took more than {seconds} s")
+        time.sleep(0.005)
+    return time.monotonic() - start
+
+
+def kgroup_failover(ck, how: str) -> tuple[float, float]:
+    """(s until the coordinator holds the group Stable again, s until every member's heartbeat
+    reached the new coordinator) after the coordinator is moved (`how` "move") or its broker
+    killed ("kill")."""
+    from kgroup.lab import Fault
+    server = Server(Coordinator(cluster=Cluster({"orders": 12}, seed=1)), brokers=3).start()
+    members = _Polled(ck, server.bootstrap, FAILOVER_MEMBERS)
+    try:
+        def stable() -> bool:
+            def check() -> bool:
+                g = server.coordinator.groups.get(FAILOVER_GROUP)
+                return (g is not None and len(g.members) == FAILOVER_MEMBERS and g.state == "Stable"
+                        and all(m.member_epoch == g.group_epoch for m in g.members.values()))
+            return server.call(check)
+        _until(stable, 60, "the group's forming")
+        old = server.call(lambda: server.leadership.leader("__consumer_offsets",
+                                                          server.coordinator.partition_for(FAILOVER_GROUP)))
+        new = (old + 1) % 3
+        reached: set[str] = set()
+        server.add_fault(Fault("ConsumerGroupHeartbeat", group=FAILOVER_GROUP, broker=new, observe=True,
+                               when=lambda body: reached.add(body.member_id) or True))
+        start = time.monotonic()
+        if how == "move":
+            server.move_coordinator(FAILOVER_GROUP, new)
+        else:
+            server.kill_broker(old)
+        _until(stable, 60, "the coordinator's taking the group over")
+        coordinator_s = time.monotonic() - start
+        _until(lambda: len(reached) >= FAILOVER_MEMBERS, 60, "every member's finding the new coordinator")
+        return coordinator_s, time.monotonic() - start
+    finally:
+        members.close()
+        server.stop()
+
+
+def kafka_restart() -> float | None:
+    """s until Apache Kafka 4.4.0 (one node) describes the group Stable again after a restart of
+    its broker; None without Java and Maven."""
+    try:
+        import confluent_kafka as ck
+        from kgroup.oracle.kafka import KafkaBroker, KafkaUnavailable
+        from kgroup.oracle.wire import Wire
+        broker = KafkaBroker().start()
+    except (ImportError, KafkaUnavailable) as exc:
+        print(f"  (Apache Kafka 4.4.0 is not here: {exc})")
+        return None
+
+    def stable() -> bool:
+        try:
+            with Wire(broker.bootstrap, timeout=5) as w:
+                d = w.call("ConsumerGroupDescribe", 0, group_ids=[FAILOVER_GROUP],
+                           include_authorized_operations=False).groups[0]
+        except OSError:
+            return False
+        return (d.error_code == 0 and d.group_state == "Stable" and len(d.members) == FAILOVER_MEMBERS
+                and all(m.member_epoch == d.group_epoch for m in d.members))
+    try:
+        producer = ck.Producer({"bootstrap.servers": broker.bootstrap})
+        producer.produce("orders", b"x")   # creates the topic (auto.create.topics.enable)
+        producer.flush(30)
+        members = _Polled(ck, broker.bootstrap, FAILOVER_MEMBERS)
+        try:
+            _until(stable, 120, "the group's forming on Kafka")
+            start = time.monotonic()
+            broker.restart()
+            _until(stable, 120, "Kafka's describing the group Stable again")
+            return time.monotonic() - start
+        finally:
+            members.close()
+    finally:
+        broker.stop()
+
+
+def failover(args: argparse.Namespace, ck) -> None:
+    print(f"  failover of a Stable KIP-848 group of {FAILOVER_MEMBERS} librdkafka consumers (12 partitions, "
+          "heartbeat interval 5 s):")
+    for how, what in (("move", "coordinator moved to another broker"), ("kill", "coordinator's broker killed")):
+        coordinator_s, clients_s = kgroup_failover(ck, how)
+        print(f"    kgroup serve, 3 brokers, {what}: group Stable on the new coordinator after "
+              f"{coordinator_s * 1000:,.0f} ms; every member's heartbeat there after {clients_s * 1000:,.0f} ms")
+    if args.kafka:
+        took = kafka_restart()
+        if took is not None:
+            print(f"    Apache Kafka 4.4.0, 1 node, broker restarted: group Stable again after {took * 1000:,.0f} ms")
+
+
 def client_benchmark(args: argparse.Namespace) -> None:
     try:
         import confluent_kafka as ck
     except ImportError:
         print("  (confluent-kafka is not installed: pip install -e '.[serve]')")
         return
-    group_throughput(args, ck)
-    for interval_ms in (5000, 500):  # Kafka's default, and a tenth of it
-        settle_time(ck, interval_ms)
+    if not args.failover:
+        group_throughput(args, ck)
+        for interval_ms in (5000, 500):  # Kafka's default, and a tenth of it
+            settle_time(ck, interval_ms)
+    failover(args, ck)
 
 
 def librdkafka_version(ck) -> str:
@@ -327,10 +459,14 @@ def main() -> None:
     parser.add_argument("--protocol", choices=("consumer", "classic"), default="consumer",
                         help="the throughput group's group.protocol (default consumer: KIP-848)")
     parser.add_argument("--no-clients", action="store_true", help="skip the confluent-kafka run")
+    parser.add_argument("--failover", action="store_true", help="only the failover times")
+    parser.add_argument("--kafka", action="store_true",
+                        help="with the failover: Apache Kafka 4.4.0's broker restarted beside (Java 17, Maven)")
     args = parser.parse_args()
     print(f"kgroup serve over loopback, {platform.python_implementation()} {platform.python_version()}, "
           f"{platform.machine()}")
-    wire_benchmarks(args)
+    if not args.failover:
+        wire_benchmarks(args)
     if not args.no_clients:
         client_benchmark(args)
 

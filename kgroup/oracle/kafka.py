@@ -158,6 +158,7 @@ class KafkaBroker:
         self.process: subprocess.Popen | None = None
         self.pid: int | None = None
         self._classpath: str | None = None
+        self._controller_port: int | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
     @property
@@ -194,7 +195,9 @@ class KafkaBroker:
         if self.directory is None:
             self.directory = Path(tempfile.mkdtemp(prefix="kgroup-kafka-"))
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.port, controller = _free_port(), _free_port()
+        if self.port is None or self._controller_port is None:   # a restart keeps its ports
+            self.port, self._controller_port = _free_port(), _free_port()
+        controller = self._controller_port
         props = {
             # node 0, as `kgroup serve`'s one broker (the tools print the coordinator's id)
             "process.roles": "broker,controller", "node.id": "0",
@@ -234,6 +237,16 @@ class KafkaBroker:
             self.pid = self.process = None
         if self._own_dir and self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def restart(self, timeout: float = 120.0) -> "KafkaBroker":
+        """Stop the node cleanly and start it again on the same ports and log dir, as a broker
+        restart does: its clients reconnect to the address they know."""
+        own, self._own_dir = self._own_dir, False
+        try:
+            self.stop()
+        finally:
+            self._own_dir = own
+        return self.start(timeout)
 
     def __enter__(self) -> "KafkaBroker":
         return self.start() if self.pid is None else self
