@@ -84,14 +84,20 @@ class ReconciliationSnapshot:
     assignment_epoch: int | None
     members: tuple[MemberView, ...]
     partitions: tuple[TP, ...]
+    #: the fault that hit this step (kgroup serve's failure lab), as text; None for none
+    fault: str | None = None
 
     @property
     def label(self) -> str:
+        if self.kind == "fault":
+            return f"⚡ fault: {self.fault}"
         if self.kind == "timer":
-            return "the coordinator's timers fire"
-        if self.kind == "classic":
-            return f"{self.consumer} (classic protocol) talks to the coordinator"
-        return f"{self.consumer} heartbeats"
+            what = "the coordinator's timers fire"
+        elif self.kind == "classic":
+            what = f"{self.consumer} (classic protocol) talks to the coordinator"
+        else:
+            what = f"{self.consumer} heartbeats"
+        return what if self.fault is None else f"{what} (⚡ fault: {self.fault})"
 
 
 def fmt_tps(tps: Iterable[TP]) -> str:
@@ -407,7 +413,7 @@ class ReconciliationView:
         if s is None:
             return "<p>no step yet</p>"
         n = len(self.steps())
-        style = f"color:{ERROR}" if s.error else ""
+        style = f"color:{ERROR}" if s.error or s.fault is not None else ""
         parts = [
             f"<h4>Step {self.index + 1}/{n}: {html.escape(s.label)} <small>(t={s.time_ms / 1000:.1f} s)</small></h4>",
             f"<p><b>group epoch</b> {s.group_epoch} · <b>assignment epoch</b> {s.assignment_epoch} · "

@@ -155,7 +155,7 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
     chosen = set()
     for x in everything[since:]:
         if x.api_key is None:
-            if _wrote_for(x, group):
+            if _wrote_for(x, group) or x.fault is not None:   # a fault: a moved coordinator, a broker killed
                 chosen.add(x.seq)
         elif (x.api == "ConsumerGroupHeartbeat" or x.api in _CLASSIC_APIS) and _group_of(x.request) == group:
             chosen.add(x.seq)
@@ -210,6 +210,8 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
                     shown.add(mid)
             elif x.api_key is not None:
                 kind, consumer = "classic", x.client_id
+            elif x.fault is not None:
+                kind = "fault"
             if not step:
                 continue
             start = x.at_ms if start is None else start
@@ -227,15 +229,15 @@ def reconciliation_snapshots(server: Any, group: str, *, since: int = 0) -> list
             records = tuple(row for row in (log_row(c.log.entry_at(i))
                                             for i in range(x.start_position, x.end_position))
                             if row["group"] == group)
-            changed = error or bool(records) or (kind == "heartbeat" and x.response is not None
-                                                 and x.response.assignment is not None)
+            changed = error or bool(records) or x.fault is not None or (
+                kind == "heartbeat" and x.response is not None and x.response.assignment is not None)
             out.append(ReconciliationSnapshot(
                 index=len(out), time_ms=x.at_ms - start, kind=kind, consumer=consumer, request=request,
                 response=answer, error=error, changed=changed, records=records,
                 group_type=type(g).__name__ if g is not None else "—", group_state=g.state if g is not None else "—",
                 group_epoch=g.group_epoch if modern else getattr(g, "generation_id", None),
                 assignment_epoch=g.assignment_epoch if modern else None,
-                members=tuple(views), partitions=tuple(sorted(tps))))
+                members=tuple(views), partitions=tuple(sorted(tps)), fault=x.fault))
         return out
     return server.call(build)
 
@@ -347,6 +349,8 @@ class ServedShareStrip:
         self.max_offsets, self.before, self.after = max_offsets, before, after
         self.pictures: list[dict] = []
         self._seen = 0
+        #: faults recorded since the last picture: the next picture says they came before it
+        self._faults: list[str] = []
 
         def start() -> None:  # on the loop: the picture as it stands, and watching from here
             server.observe(self.observer, look)  # on the loop too: no exchange falls in between
@@ -384,8 +388,13 @@ class ServedShareStrip:
             if x.seq <= self._seen:
                 continue
             picture = x.observed.get(self.observer)
+            if x.fault is not None:   # a fault (a broker killed...) marks the next picture
+                self._faults.append(x.fault)
             if picture is not None:
-                what = _share_words(x, self.topic_id, self.partition)
+                what = _share_words(x, self.topic_id, self.partition) if x.api_key is not None else "fault"
+                if self._faults:
+                    what = f"⚡ {'; '.join(self._faults)} — {what}"
+                    self._faults = []
                 self.pictures.append({"seq": x.seq, "at_ms": x.at_ms, "what": what, "api": x.api,
                                       "client": x.client_id, **picture})
         if exchanges:

@@ -216,7 +216,8 @@ def parse_fault(text: str) -> Fault:
             kw[key] = value
         else:
             raise ValueError(f"fault {text!r}: unknown key {key!r} (known: version, broker, group, member, "
-                             "instance, epoch, nth, times, error, message, delay, drop)")
+                             "instance, epoch, nth, times, error, message, delay, drop; and the words "
+                             "pause, observe)")
     for key in (*_INT_KEYS, "delay_ms"):
         if key in kw:
             try:

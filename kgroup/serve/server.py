@@ -551,10 +551,15 @@ class Server:
         try:
             if api_key not in BROKER_APIS:
                 await self._gate.through(f"{request.client_id}: {api_name(api_key)}", _group_of(request.body))
-            if fault is not None and fault.pause:
-                await self._gate.hold(f"{request.client_id}: {api_name(api_key)} (held by a fault rule)")
-            if fault is not None and fault.delay_ms:
-                await asyncio.sleep(fault.delay_ms / 1000)
+            try:
+                if fault is not None and fault.pause:
+                    await self._gate.hold(f"{request.client_id}: {api_name(api_key)} (held by a fault rule)")
+                if fault is not None and fault.delay_ms:
+                    await asyncio.sleep(fault.delay_ms / 1000)
+            except asyncio.CancelledError:   # the connection went (a broker killed) while held
+                self._record_fault(f"{fault} (the connection closed before the answer)", api_key, request,
+                                   client_host, None)
+                raise
             if fault is not None and fault.drop == "before":
                 self._record_fault(fault, api_key, request, client_host, None)
                 raise _Dropped
