@@ -71,6 +71,26 @@ def test_notebook_02_shows_fewer_rebalances_for_static_members(tmp_path):
 
 
 @pytest.mark.notebook
+def test_notebook_12_failure_lab_shows_each_fault_and_what_the_clients_did(tmp_path):
+    """The failure lab's stories, read from the notebook's output: real librdkafka clients."""
+    pytest.importorskip("confluent_kafka")
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / "12_failure_lab.ipynb"
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters={"load_ms": 300})
+    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    text = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    assert "⚡ fault: coordinator moved: __consumer_offsets-" in text          # section 2, on the grid
+    assert "while its heartbeats are held: " in text and " with 2 members" in text   # section 3: fenced
+    assert "UNKNOWN_MEMBER_ID" in text and "then: Stable with 3 members" in text
+    assert "again: [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1)]" in text  # section 4: KIP-932 counts
+    assert "⚡ broker 0 killed" in text
+    assert "assignment: []  errors reported: []" in text                      # section 5: Kafka 3.9
+
+
+@pytest.mark.notebook
 def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp_path):
     """The claims come from the simulations the notebook runs, read from its output."""
     import re

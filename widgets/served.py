@@ -340,6 +340,8 @@ class ServedShareStrip:
                     names[x.request.member_id] = x.client_id
             sp = leaders(server.coordinator).partitions.get(key)
             if sp is None or not sp.loaded:  # never load one here: that is the leader's to do
+                if x.fault is not None:
+                    last[0] = None   # its leader is gone: the next leader's first picture is news
                 return None
             picture = self._picture(sp, names)
             if picture == last[0]:

@@ -319,10 +319,10 @@ class Server:
                 task.cancel()
             offsets = [m for m in moves if m.topic == _CONSUMER_OFFSETS]
             to = sorted({m.new for m in offsets})
+            self._data_moved(before)   # (recorded after: observers see the broker gone)
             self._lab_event(f"broker {broker_id} killed: its {len(offsets)} {_CONSUMER_OFFSETS} partition(s) "
                             + (f"moved to broker(s) {', '.join(map(str, to))}" if to != [-1] else "are offline"))
             self._apply_moves(moves)
-            self._data_moved(before)
         self.call(kill)
 
     def restart_broker(self, broker_id: int) -> None:
@@ -331,9 +331,9 @@ class Server:
         def restart() -> Any:
             before = self._data_leaders()
             moves = self.leadership.restart(broker_id, {_CONSUMER_OFFSETS: self.coordinator.num_partitions})
+            self._data_moved(before)
             self._lab_event(f"broker {broker_id} restarted")
             self._apply_moves(moves)
-            self._data_moved(before)
             return asyncio.run_coroutine_threadsafe(self._listen(broker_id), self._loop)
         bound = self.call(restart)
         bound.result(10)
