@@ -105,6 +105,34 @@ def test_bad_arguments_are_usage_errors(capsys):
     assert main(["serve", "--topic", "orders:0"]) == 2
     assert main(["serve", "--config", "no.such.config=1", "--port", "0"]) == 2
     assert "unknown group coordinator config" in capsys.readouterr().err
+    assert main(["serve", "--fault", "Heartbeat colour=red"]) == 2
+    assert "unknown key 'colour'" in capsys.readouterr().err
+    assert main(["serve", "--kafka-version", "2.8"]) == 2
+    assert "invalid choice: '2.8'" in capsys.readouterr().err
+    assert main(["serve", "--brokers", "0"]) == 2
+
+
+def test_three_brokers_answering_as_kafka_3_9_with_a_fault_rule():
+    proc, port = start("--brokers", "3", "--kafka-version", "3.9", "--topic", "orders:3",
+                       "--fault", "OffsetCommit error=NOT_COORDINATOR nth=1")
+    try:
+        w = Wire(_At(port))   # the last of the three ports
+        md = w.call("Metadata", 12, topics=None)
+        assert len(md.brokers) == 3 and {p.leader_id for p in md.topics[0].partitions} == {0, 1, 2}
+        assert 76 not in {k.api_key for k in w.call("ApiVersions", 3).api_keys}   # no share groups in 3.9
+        coordinator = w.call("FindCoordinator", 4, key_type=0, coordinator_keys=["g"]).coordinators[0]
+        at = Wire(_At(coordinator.port))
+        commit = dict(group_id="g", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                      topics=[{"name": "orders", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                                                 "committed_leader_epoch": -1,
+                                                                 "committed_metadata": ""}]}])
+        codes = [at.call("OffsetCommit", 8, **commit).topics[0].partitions[0].error_code for _ in range(2)]
+        assert codes == [ErrorCode.not_coordinator, ErrorCode.none]
+        w.close()
+        at.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
 
 
 def test_a_taken_port_is_reported(capsys):
