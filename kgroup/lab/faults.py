@@ -8,8 +8,8 @@
     parse_fault("JoinGroup group=g drop=before nth=1")  # the same small syntax as `kgroup serve --fault`
 
 A rule matches on the API (name or key; None or "*": any) and version, the broker that got the
-request, the group, member id, instance id or member epoch (generation) it names, and `when`
-(a predicate on the request). Of the matching requests it acts on the `nth` only, or on every one
+request, the group, member id, instance id or member epoch (generation) it names, a `topic` and
+`partition` it names (a produce, a fetch, a commit...), and `when` (a predicate on the request). Of the matching requests it acts on the `nth` only, or on every one
 up to `times`. It acts by answering `error` (Kafka's message for the code unless `message` says
 otherwise), by delaying the answer `delay_ms`, by dropping the connection `before` the
 coordinator runs the request or `after` it (with no answer), by holding it until the server's
@@ -64,6 +64,35 @@ def _named_groups(body: Any) -> list[str]:
     return [g if isinstance(g, str) else getattr(g, "group_id", None) for g in groups]
 
 
+_PARTITION_FIELDS = ("partition_index", "partition", "index")
+
+
+def _named_partitions(body: Any, topic: str | None = None) -> set[tuple[str | None, int]]:
+    """(topic name or None, partition) of every topic partition a request names, at any depth."""
+    found: set[tuple[str | None, int]] = set()
+
+    def walk(x: Any, where: str | None) -> None:
+        if isinstance(x, (list, tuple)):
+            for item in x:
+                walk(item, where)
+            return
+        if not hasattr(x, "__dataclass_fields__"):
+            return
+        name = next((getattr(x, f) for f in ("name", "topic") if isinstance(getattr(x, f, None), str)), where)
+        for f in _PARTITION_FIELDS:
+            value = getattr(x, f, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                found.add((name, value))
+        for index in getattr(x, "partition_indexes", None) or ():
+            found.add((name, index))
+        for f in x.__dataclass_fields__:
+            value = getattr(x, f)
+            if isinstance(value, (list, tuple)) and value and hasattr(value[0], "__dataclass_fields__"):
+                walk(value, name)
+    walk(body, None)
+    return found
+
+
 def _first(body: Any, *names: str) -> Any:
     for name in names:
         value = getattr(body, name, None)
@@ -83,6 +112,8 @@ class Fault:
     member: str | None = None
     instance: str | None = None
     epoch: int | None = None
+    topic: str | None = None
+    partition: int | None = None
     nth: int | None = None
     times: int | None = None
     when: Callable[[Any], bool] | None = None
@@ -132,6 +163,11 @@ class Fault:
         if self.epoch is not None and _first(body, "member_epoch", "generation_id",
                                              "generation_id_or_member_epoch") != self.epoch:
             return False
+        if self.topic is not None or self.partition is not None:
+            named = _named_partitions(body)
+            if not any((self.topic is None or t == self.topic) and (self.partition is None or p == self.partition)
+                       for t, p in named):
+                return False
         return self.when is None or bool(self.when(body))
 
     def fire(self, api_key: int, version: int, broker_id: int, body: Any) -> bool:
@@ -176,7 +212,8 @@ class Fault:
         what = "*" if self.api_key is None else api_name(self.api_key)
         if self.version is not None:
             what += f"@{self.version}"
-        keys = [f"{k}={getattr(self, k)}" for k in ("broker", "group", "member", "instance", "epoch", "nth", "times")
+        keys = [f"{k}={getattr(self, k)}" for k in ("broker", "group", "member", "instance", "epoch", "topic",
+                                                     "partition", "nth", "times")
                 if getattr(self, k) is not None]
         if self.when is not None:
             keys.append("when=<predicate>")
@@ -186,8 +223,8 @@ class Fault:
         return f"<Fault {self} hits={self.hits}>"
 
 
-_INT_KEYS = ("version", "broker", "epoch", "nth", "times")
-_STR_KEYS = ("group", "member", "instance", "message")
+_INT_KEYS = ("version", "broker", "epoch", "partition", "nth", "times")
+_STR_KEYS = ("group", "member", "instance", "topic", "message")
 
 
 def parse_fault(text: str) -> Fault:
@@ -216,7 +253,7 @@ def parse_fault(text: str) -> Fault:
             kw[key] = value
         else:
             raise ValueError(f"fault {text!r}: unknown key {key!r} (known: version, broker, group, member, "
-                             "instance, epoch, nth, times, error, message, delay, drop; and the words "
+                             "instance, epoch, topic, partition, nth, times, error, message, delay, drop; and the words "
                              "pause, observe)")
     for key in (*_INT_KEYS, "delay_ms"):
         if key in kw:

@@ -127,6 +127,14 @@ def error_response(request: Any, code: ErrorCode, message: str | None = None) ->
         data.pop("topics", None)
         for group in data.get("groups", ()):
             group["topics"] = []
+    elif api_key == _PRODUCE:
+        # ProduceRequest.getErrorResponse: every partition written to, with the error and no offsets
+        data["responses"] = [
+            {"name": t.name, "topic_id": getattr(t, "topic_id", None), "partition_responses": [
+                {"index": pd.index, "error_code": int(code), "base_offset": -1, "log_append_time": None,
+                 "log_start_offset": -1, "record_errors": [], "error_message": message}
+                for pd in t.partition_data]}
+            for t in request.topic_data]
     elif api_key == _FIND_COORDINATOR:
         # FindCoordinatorResponse.prepareErrorResponse: each key asked (v4+) with no node
         no_node = {"node_id": -1, "host": "", "port": -1}
@@ -138,7 +146,7 @@ def error_response(request: Any, code: ErrorCode, message: str | None = None) ->
     return build(cls, data)
 
 
-_OFFSET_FETCH, _FIND_COORDINATOR = 9, 10
+_PRODUCE, _OFFSET_FETCH, _FIND_COORDINATOR = 0, 9, 10
 
 
 def _error_data(cls: type, asked: dict, code: ErrorCode, message: str | None) -> dict:

@@ -292,3 +292,26 @@ def test_a_pause_rule_holds_its_requests_until_stepped(cluster3):
     sender.join(5)
     assert answers == [ErrorCode.none]
     assert str(rule) == f"OffsetCommit group={GROUP} pause"
+
+
+def test_rules_match_on_the_topic_partitions_a_request_names(cluster3):
+    from kgroup.protocol import request
+    commit_0 = request("OffsetCommit", 9, group_id="g", generation_id_or_member_epoch=-1, member_id="",
+                       group_instance_id=None, topics=[{"name": "orders", "partitions": [
+                           {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                            "committed_metadata": ""}]}])
+    fetch_2 = request("OffsetFetch", 7, group_id="g", topics=[{"name": "orders", "partition_indexes": [2]}],
+                      require_stable=False)
+    rule = parse_fault("* topic=orders partition=2 observe")
+    assert not rule.matches(8, 9, 0, commit_0) and rule.matches(9, 7, 0, fetch_2)
+    assert Fault(partition=0, observe=True).matches(8, 9, 0, commit_0)
+    assert not Fault(topic="audit", observe=True).matches(8, 9, 0, commit_0)
+    # and on the wire: a produce to partition 1 only
+    cluster3.add_fault("Produce partition=1 error=NOT_ENOUGH_REPLICAS")
+    batch = encode_batch([(b"k", b"v", 1_700_000_000_000)], base_offset=0)
+    answers = {}
+    for p in (0, 1):
+        r = on(cluster3, p).call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
+            {"index": p, "records": batch}]}])
+        answers[p] = r.responses[0].partition_responses[0].error_code
+    assert answers == {0: ErrorCode.none, 1: ErrorCode.not_enough_replicas}
