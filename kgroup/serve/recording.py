@@ -131,14 +131,8 @@ class Gate:
         return self.paused and (self.group is None or group == self.group)
 
     async def through(self, what: str, group: str | None = None) -> None:
-        if not self.holds(group):
-            return
-        if self._passes:
-            self._passes -= 1
-            return
-        turn = asyncio.get_running_loop().create_future()
-        self._held.append((turn, what))
-        await turn
+        if self.holds(group):
+            await self.hold(what)
 
     async def hold(self, what: str) -> None:
         """Hold a request whatever the pause (a fault rule's `pause`) until `step` or `open`."""
