@@ -117,25 +117,15 @@ class Recorder:
 
 
 class Gate:
-    """Holds coordinator requests while paused (only those naming `group`, when set);
-    `step(n)` lets the next `n` through."""
+    """Where held coordinator requests wait (`Server.pause`, or a `pause` fault rule); `step(n)`
+    lets the next `n` through, `open()` all of them."""
 
     def __init__(self) -> None:
-        self.paused = False
-        #: the one group whose requests are held (None: every coordinator request)
-        self.group: str | None = None
         self._passes = 0
         self._held: deque[tuple[asyncio.Future, str]] = deque()
 
-    def holds(self, group: str | None) -> bool:
-        return self.paused and (self.group is None or group == self.group)
-
-    async def through(self, what: str, group: str | None = None) -> None:
-        if self.holds(group):
-            await self.hold(what)
-
     async def hold(self, what: str) -> None:
-        """Hold a request whatever the pause (a fault rule's `pause`) until `step` or `open`."""
+        """Wait here until `step` or `open` (a step given before the request came lets it pass)."""
         if self._passes:
             self._passes -= 1
             return
@@ -156,7 +146,7 @@ class Gate:
                 self._passes += 1  # for the next request to come
 
     def open(self) -> None:
-        self.paused, self.group, self._passes = False, None, 0
+        self._passes = 0
         while self._held:
             turn, _ = self._held.popleft()
             if not turn.done():

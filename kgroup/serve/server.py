@@ -136,6 +136,8 @@ class Server:
         self._recorder = (Recorder(coordinator, None if record is True else int(record))
                           if record is not False else None)
         self._gate = Gate()
+        #: `pause()`'s rule while paused (None otherwise): it holds, and the clock stands still
+        self._pausing: Fault | None = None
         #: wall-clock time minus the coordinator's, while not paused
         self._offset_ms = 0
         #: share long polls: bumped whenever records may have become available to a share
@@ -218,15 +220,19 @@ class Server:
         observers = self._recorder.observers
         self.call(lambda: observers.pop(name, None) if fn is None else observers.__setitem__(name, fn))
 
-    def pause(self, group: str | None = None) -> None:
+    def pause(self, group: str | None = None) -> Fault:
         """Hold every coordinator request (broker APIs still flow), or with `group` only the
         requests naming that group, and stop the coordinator's clock (for every group: there
-        is one clock), so that no session times out while a notebook looks."""
-        def pause() -> None:
-            if self._gate.paused and self._gate.group != group:
-                raise RuntimeError(f"already paused for {self._gate.group or 'every group'}: resume() first")
-            self._gate.paused, self._gate.group = True, group
-        self.call(pause)
+        is one clock), so that no session times out while a notebook looks. It is a `pause`
+        fault rule (returned: its `hits` are the requests it held) that also stops the clock."""
+        def pause() -> Fault:
+            if self._pausing is not None:
+                if self._pausing.group != group:
+                    raise RuntimeError(f"already paused for {self._pausing.group or 'every group'}: resume() first")
+                return self._pausing
+            self._pausing = Fault(group=group, pause=True, when=_is_coordinator_request)
+            return self._pausing
+        return self.call(pause)
 
     def step(self, n: int = 1) -> None:
         """While paused (or while a `pause` fault rule holds requests): let the next `n` held
@@ -241,15 +247,16 @@ class Server:
         """Serve everything again (what a `pause` fault rule held too); a paused clock goes on
         from where it stood."""
         def resume() -> None:
-            if self._gate.paused:
+            if self._pausing is not None:
                 self._offset_ms = _wall_ms() - self.coordinator.now()
+                self._pausing = None
             self._gate.open()
         self.call(resume)
 
     def advance(self, ms: int) -> None:
         """While paused: move the coordinator's clock by `ms`, firing its timers (sessions,
         rebalance timeouts, delays), recorded as a "timers" exchange."""
-        if not self._gate.paused:
+        if self._pausing is None:
             raise RuntimeError("advance() moves a paused server's clock; a running one follows the wall clock")
         self.call(self._sync_clock, ms)
 
@@ -466,7 +473,7 @@ class Server:
         at the frozen time, or move it by `by_ms` when a notebook says so)."""
         if by_ms is not None:
             behind = by_ms
-        elif self._gate.paused:
+        elif self._pausing is not None:
             behind = 0
         else:
             behind = _wall_ms() - self._offset_ms - self.coordinator.now()
@@ -547,10 +554,12 @@ class Server:
             # both response headers start with the correlation id, right after the size
             return cached[:4] + correlation_id.to_bytes(4, "big", signed=True) + cached[8:]
         exchange = None
-        fault = self._fault_for(api_key, version, broker_id, request.body)
+        fault = None
         try:
-            if api_key not in BROKER_APIS:
-                await self._gate.through(f"{request.client_id}: {api_name(api_key)}", _group_of(request.body))
+            pausing = self._pausing
+            if pausing is not None and pausing.fire(api_key, version, broker_id, request.body):
+                await self._gate.hold(f"{request.client_id}: {api_name(api_key)}")
+            fault = self._fault_for(api_key, version, broker_id, request.body)
             try:
                 if fault is not None and fault.pause:
                     await self._gate.hold(f"{request.client_id}: {api_name(api_key)} (held by a fault rule)")
@@ -705,6 +714,10 @@ def _group_of(body: Any) -> str | None:
     if group is None and getattr(body, "groups", None):
         group = getattr(body.groups[0], "group_id", None)
     return group
+
+
+def _is_coordinator_request(body: Any) -> bool:
+    return int(type(body).__api_key__) not in BROKER_APIS
 
 
 def _fault_text(fault: Fault | None) -> str | None:

@@ -315,3 +315,25 @@ def test_rules_match_on_the_topic_partitions_a_request_names(cluster3):
             {"index": p, "records": batch}]}])
         answers[p] = r.responses[0].partition_responses[0].error_code
     assert answers == {0: ErrorCode.none, 1: ErrorCode.not_enough_replicas}
+
+
+def test_pause_is_a_pause_rule_on_the_coordinators_requests_that_also_stops_the_clock(cluster3):
+    w = on(cluster3, coordinator_of(on(cluster3, 0)))
+    rule = cluster3.pause(GROUP)
+    assert rule.pause and str(rule) == f"* group={GROUP} when=<predicate> pause"
+    assert cluster3.pause(GROUP) is rule   # pausing again: the same rule
+    with pytest.raises(RuntimeError, match=f"already paused for {GROUP}"):
+        cluster3.pause("other")
+    import threading
+    answers: list = []
+    sender = threading.Thread(target=lambda: answers.append(commit(w, offset=5)))
+    sender.start()
+    rule.wait(1, timeout=5)
+    assert w.sock is not None and not answers and cluster3.held() == ["kgroup-raw: OffsetCommit"]
+    assert on(cluster3, 0).call("Metadata", 12, topics=None).brokers   # broker APIs still flow
+    frozen = cluster3.call(cluster3.coordinator.now)
+    time.sleep(0.2)
+    assert cluster3.call(cluster3.coordinator.now) == frozen   # the clock stands still
+    cluster3.resume()
+    sender.join(5)
+    assert answers == [ErrorCode.none]
