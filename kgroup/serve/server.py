@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kgroup.errors import ErrorCode
-from kgroup.lab import Fault, Leadership, Move, holds, view
+from kgroup.lab import Fault, Leadership, Move, holds, parse_fault, view
 from kgroup.lab.releases import release
 from kgroup.protocol import api_name, build, ms, response_class, supported_versions, to_data
 from kgroup.protocol.limits import error_response
@@ -261,11 +261,10 @@ class Server:
         self.call(self._sync_clock, ms)
 
     # -- the failure lab: faults, brokers, leadership -----------------------------------------
-    def add_fault(self, fault: Fault) -> Fault:
+    def add_fault(self, fault: Fault | str) -> Fault:
         """Apply a fault rule from now on (`kgroup.lab.Fault`, or its text: `parse_fault`);
         returns it, to read its `hits` or `wait()` on it."""
         if isinstance(fault, str):
-            from kgroup.lab import parse_fault
             fault = parse_fault(fault)
         self.call(self.faults.append, fault)
         return fault
@@ -274,10 +273,13 @@ class Server:
         self.call(self.faults.remove, fault)
 
     def _fault_for(self, api_key: int, version: int, broker_id: int, body: Any) -> Fault | None:
-        """The first rule acting on this request; every observing rule counts it."""
+        """The first rule acting on this request (the later ones do not count it); every
+        observing rule counts it."""
         acting = None
         for rule in self.faults:
-            if (rule.observe or acting is None) and rule.fire(api_key, version, broker_id, body) and not rule.observe:
+            if rule.observe:
+                rule.fire(api_key, version, broker_id, body)
+            elif acting is None and rule.fire(api_key, version, broker_id, body):
                 acting = rule
         return acting
 
