@@ -32,8 +32,9 @@ from widgets.palette import ERROR, STALE
 from widgets.record_log import log_row, mimebundle, records_html, scroll_x, table_html
 
 TP = tuple[str, int]
-_SERVER_STATE = {"stable": "stable", "unrevoked_partitions": "unrevoked", "unreleased_partitions": "unreleased",
-                 "unknown": "unknown"}
+#: a member state as the coordinator names it -> the grid's word for it
+SERVER_STATE_WORDS = {"stable": "stable", "unrevoked_partitions": "unrevoked", "unreleased_partitions": "unreleased",
+                      "unknown": "unknown"}
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ class ReconciliationRecorder:
             client_state=str(k.state) if k is not None else None,
             client_epoch=k.generation if k is not None else None,
             member_epoch=m.member_epoch if m is not None else None,
-            server_state=_SERVER_STATE.get(m.state.label, m.state.label) if m is not None else None,
+            server_state=SERVER_STATE_WORDS.get(m.state.label, m.state.label) if m is not None else None,
             owned=frozenset(k.owned) if k is not None and k.running else frozenset(),
             assigned=self._names(m.assigned_partitions) if m is not None else frozenset(),
             revoking=self._names(m.partitions_pending_revocation) if m is not None else frozenset(),

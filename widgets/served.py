@@ -29,7 +29,8 @@ from typing import Any
 from kgroup.errors import ErrorCode
 from kgroup.protocol import ms
 from kgroup.scenario import Scenario, Step
-from widgets.reconciliation import MemberView, ReconciliationSnapshot, ReconciliationView, fmt_tps, partition_names
+from widgets.reconciliation import (SERVER_STATE_WORDS, MemberView, ReconciliationSnapshot, ReconciliationView, fmt_tps,
+                                    partition_names)
 from widgets.record_log import log_row, mimebundle
 
 
@@ -93,7 +94,6 @@ def served_scenario(server: Any, *, group: str | None = None, since: int = 0, ti
 #: the classic protocol's group APIs: a classic member of a consumer group (KIP-848 migration)
 _CLASSIC_APIS = frozenset({"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"})
 _FENCED = frozenset({ErrorCode.fenced_member_epoch, ErrorCode.unknown_member_id})
-_SERVER_STATE = {"stable": "stable", "unrevoked_partitions": "unrevoked", "unreleased_partitions": "unreleased"}
 
 
 class _Client:
@@ -249,7 +249,7 @@ def _member_view(cluster: Any, name: str, member_id: str, k: _Client | None, m: 
         running=k.running if k is not None else True,
         client_state=k.state if k is not None else None, client_epoch=k.epoch if k is not None else None,
         member_epoch=m.member_epoch if m is not None else None,
-        server_state=_SERVER_STATE.get(m.state.label, m.state.label) if m is not None else None,
+        server_state=SERVER_STATE_WORDS.get(m.state.label, m.state.label) if m is not None else None,
         owned=k.owned if k is not None and k.running else frozenset(),
         assigned=partition_names(cluster, m.assigned_partitions) if m is not None else frozenset(),
         revoking=partition_names(cluster, m.partitions_pending_revocation) if m is not None else frozenset(),

@@ -710,14 +710,6 @@ class Server:
             self._share_idle.pop(key, None)
 
 
-def _group_of(body: Any) -> str | None:
-    """The group a coordinator request names (OffsetFetch v8+: the first of its groups)."""
-    group = getattr(body, "group_id", None)
-    if group is None and getattr(body, "groups", None):
-        group = getattr(body.groups[0], "group_id", None)
-    return group
-
-
 def _is_coordinator_request(body: Any) -> bool:
     return int(type(body).__api_key__) not in BROKER_APIS
 
