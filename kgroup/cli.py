@@ -21,24 +21,22 @@ import os
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from kgroup.dumps import DumpEntry, DumpError, DumpReport, read_dump, render_dump_log, render_jsonl
+from kgroup.cli_plumbing import (EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Problems, Usage, at_type, check_paths,
+                                 parse_at, progress)
+from kgroup.dumps import DumpError, DumpReport, read_dump, render_dump_log, render_jsonl
 from kgroup.dumps.metadata import find_cluster_metadata, read_cluster_metadata
-from kgroup.dumps.replay import (describe_groups, describe_share_partitions, format_ms, group_of, replay,
-                                 to_epoch_ms)
+from kgroup.dumps.replay import describe_groups, describe_share_partitions, format_ms, group_of, replay
 from kgroup.errors import ConfigError
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
 __all__ = ["main", "parse_at", "build_parser"]
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 #: `stats` text lists at most this many groups (the busiest); --json lists all.
 _GROUPS_SHOWN = 20
-#: Plain numbers below this (1973-03-03) are surely not epoch milliseconds: most likely an offset.
-_SMALLEST_EPOCH_MS = 100_000_000_000
 
 _MAIN_EPILOG = """\
 commands:
@@ -135,91 +133,6 @@ examples:
 """
 
 
-class _Usage(Exception):
-    """A one-line error for the user (exit status 2)."""
-
-
-def parse_at(text: str) -> tuple[str, int]:
-    """`--at` text -> ("offset", N) or ("time", epoch ms); ValueError with a hint when it is neither."""
-    s = text.strip()
-    if s.lower().startswith("offset:"):
-        n = s[len("offset:"):].strip()
-        if not n.lstrip("+").isdigit():
-            raise ValueError(f"{text!r}: offset:N needs a non-negative whole number, e.g. offset:41")
-        return "offset", int(n)
-    if s.lstrip("+-").isdigit():
-        ms = int(s)
-        if ms < _SMALLEST_EPOCH_MS:
-            raise ValueError(f"{text!r}: plain numbers are epoch milliseconds and this one is before 1973; "
-                             f"for an offset write offset:{s}")
-        return "time", ms
-    try:
-        return "time", to_epoch_ms(s)
-    except ValueError:
-        raise ValueError(f"{text!r} is neither offset:N, an ISO-8601 time (2024-06-10T06:15:00Z) "
-                         f"nor epoch milliseconds") from None
-
-
-def _at_type(text: str) -> tuple[str, int]:
-    try:
-        return parse_at(text)
-    except ValueError as exc:  # argparse prefixes "argument --at:"
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-# ---------------------------------------------------------------------------------------------
-# shared plumbing
-
-def _check_paths(paths: Sequence[str]) -> list[Path]:
-    missing = [p for p in paths if not os.path.lexists(p)]
-    if missing:
-        raise _Usage("no such file or directory: " + ", ".join(missing))
-    return [Path(p) for p in paths]
-
-
-def _progress(args: argparse.Namespace) -> bool:
-    if args.progress is not None:
-        return args.progress
-    return sys.stderr.isatty()
-
-
-class _Problems:
-    """Prints the report's problems to stderr as they are found."""
-
-    def __init__(self, report: DumpReport, err: TextIO) -> None:
-        self.report, self.err, self.shown, self.warned = report, err, 0, 0
-
-    def flush(self) -> None:
-        problems, warnings_ = self.report.problems, self.report.warnings
-        while self.shown < len(problems):
-            self.err.write(f"kgroup: {problems[self.shown]}\n")
-            self.shown += 1
-        while self.warned < len(warnings_):  # records of unknown types: skipped, as Kafka does
-            self.err.write(f"kgroup: warning: {warnings_[self.warned]}\n")
-            self.warned += 1
-
-    def tap(self, entries: Iterator[DumpEntry]) -> Iterator[DumpEntry]:
-        for e in entries:
-            self.flush()
-            yield e
-        self.flush()
-
-    def finish(self, done: str, extra: int = 0) -> int:
-        """The exit status; a closing line when something was unreadable (`done`: what happened
-        to the readable records, e.g. "printed")."""
-        self.flush()
-        r = self.report
-        n = len(r.problems) + r.problems_dropped + extra
-        if r.problems_dropped:
-            self.err.write(f"kgroup: ... and {r.problems_dropped} more problems not listed\n")
-        if r.warnings_dropped:
-            self.err.write(f"kgroup: ... and {r.warnings_dropped} more warnings not listed\n")
-        if n or not r.ok:
-            self.err.write(f"kgroup: {n} problem(s) in {r.files} file(s); every readable record was {done}\n")
-            return EXIT_PROBLEMS
-        return EXIT_OK
-
-
 def _table(rows: list[dict[str, Any]], columns: list[tuple[str, str]], indent: str = "  ") -> list[str]:
     """Left-aligned text columns: (key, header) pairs."""
     cells = [[h for _, h in columns]] + [["-" if r.get(k) is None else str(r.get(k)) for k, _ in columns]
@@ -236,10 +149,10 @@ def _json(obj: Any, out: TextIO) -> None:
 # dump decode
 
 def _cmd_decode(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    paths = _check_paths(args.paths)
+    paths = check_paths(args.paths)
     report = DumpReport()
-    problems = _Problems(report, err)
-    entries = problems.tap(read_dump(paths, topic=args.topic, report=report, progress=_progress(args)))
+    problems = Problems(report, err)
+    entries = problems.tap(read_dump(paths, topic=args.topic, report=report, progress=progress(args)))
     partial = 0
     if args.format == "dump-log":
         for line in render_dump_log(entries):
@@ -265,14 +178,14 @@ def _cmd_decode(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # ---------------------------------------------------------------------------------------------
 # dump stats
 
-def _stats(args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], _Problems]:
-    paths = _check_paths(args.paths)
+def _stats(args: argparse.Namespace, err: TextIO) -> tuple[dict[str, Any], Problems]:
+    paths = check_paths(args.paths)
     report = DumpReport()
-    problems = _Problems(report, err)
+    problems = Problems(report, err)
     parts: dict[tuple[str, int | None], dict[str, Any]] = {}
     groups: dict[tuple[str, str], Counter[str]] = {}
     first_ts = last_ts = None
-    for e in problems.tap(read_dump(paths, topic=args.topic, report=report, progress=_progress(args))):
+    for e in problems.tap(read_dump(paths, topic=args.topic, report=report, progress=progress(args))):
         p = parts.get((e.topic, e.partition))
         if p is None:
             p = parts[(e.topic, e.partition)] = {"topic": e.topic, "partition": e.partition, "entries": 0,
@@ -401,22 +314,22 @@ def _describe_text(d: dict[str, Any]) -> list[str]:
 
 
 def _cmd_describe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    paths = _check_paths(args.paths)
+    paths = check_paths(args.paths)
     report = DumpReport()
-    problems = _Problems(report, err)
+    problems = Problems(report, err)
     kw: dict[str, Any] = {}
     if args.at is not None:
         kind, value = args.at
         kw["offset" if kind == "offset" else "at"] = value
     if args.metadata is not None:
         if not os.path.exists(args.metadata):
-            raise _Usage(f"--metadata: no such file or directory: {args.metadata}")
+            raise Usage(f"--metadata: no such file or directory: {args.metadata}")
         kw["metadata"] = args.metadata
     elif args.no_metadata:
         kw["metadata"] = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        c = replay(paths, topic=args.topic, report=report, progress=_progress(args), num_partitions=args.partitions,
+        c = replay(paths, topic=args.topic, report=report, progress=progress(args), num_partitions=args.partitions,
                    **kw)
     problems.flush()
     for w in caught:
@@ -500,23 +413,23 @@ def _share_partition_text(d: dict[str, Any]) -> list[str]:
 # dump to-parquet
 
 def _cmd_to_parquet(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    paths = _check_paths(args.paths)
+    paths = check_paths(args.paths)
     if args.end_offsets is not None and not os.path.isfile(args.end_offsets):
-        raise _Usage(f"--end-offsets: no such file: {args.end_offsets}")
+        raise Usage(f"--end-offsets: no such file: {args.end_offsets}")
     try:
         from kgroup.dumps import spark as kspark  # lazy: the only command that needs PySpark
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith(("pyspark", "py4j", "pyarrow")):
-            raise _Usage(f"to-parquet needs PySpark, pyarrow and Java 17: pip install 'kgroup[spark]' ({exc})") from None
+            raise Usage(f"to-parquet needs PySpark, pyarrow and Java 17: pip install 'kgroup[spark]' ({exc})") from None
         raise
     kw: dict[str, Any] = {}
     if args.views:
         views = [v.strip() for item in args.views for v in item.split(",") if v.strip()]
         unknown = [v for v in views if v not in kspark.VIEWS]
         if unknown:  # checked before Spark starts, which takes a while
-            raise _Usage(f"--views: unknown view(s) {', '.join(unknown)}; choose from {', '.join(kspark.VIEWS)}")
+            raise Usage(f"--views: unknown view(s) {', '.join(unknown)}; choose from {', '.join(kspark.VIEWS)}")
         if "lag" in views and args.end_offsets is None:
-            raise _Usage("--views lag needs --end-offsets")
+            raise Usage("--views lag needs --end-offsets")
         kw["views"] = views
     from pyspark.sql import SparkSession
 
@@ -584,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "every share-partition's durable state from __share_group_state.")
     common(p)
     p.add_argument("--group", metavar="G", help="only this group (and its share-partitions)")
-    p.add_argument("--at", type=_at_type, metavar="TIME|offset:N", help="the moment to show (see below)")
+    p.add_argument("--at", type=at_type, metavar="TIME|offset:N", help="the moment to show (see below)")
     p.add_argument("--partitions", type=int, metavar="N",
                    help="offsets.topic.num.partitions of the cluster (default: from the cluster metadata, "
                         "else inferred from the dump)")
@@ -651,7 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = getattr(args, "prog_name", None) or f"kgroup dump {args.command}"
     try:
         return run(args, out, err)
-    except (_Usage, FileNotFoundError, DumpError, ConfigError) as exc:
+    except (Usage, FileNotFoundError, DumpError, ConfigError) as exc:
         err.write(f"{prog}: error: {exc}\n")
     except BrokenPipeError:
         # e.g. `kgroup dump decode ... | head`: stop quietly, as `cat` does (128 + SIGPIPE)

@@ -2,8 +2,8 @@
 over a dump, with their own option names and output (`kgroup.tools`), `--dump PATH...` and
 `--at TIME` in place of `--bootstrap-server`. Nothing here talks to a cluster.
 
-Kept beside `kgroup/cli.py` (whose plumbing it reuses: paths, problems, progress, exit status)
-so that file stays about `kgroup dump`.
+Kept beside `kgroup/cli.py` so that file stays about `kgroup dump`; both use the plumbing of
+`kgroup/cli_plumbing.py` (paths, problems, progress, exit status).
 """
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from kgroup.cli_plumbing import Problems, Usage, at_type, check_paths
+from kgroup.cli_plumbing import progress as show_progress
 from kgroup.dumps import DumpReport, read_dump
 from kgroup.dumps.metadata import find_cluster_metadata
 from kgroup.dumps.replay import format_ms, replay
@@ -63,12 +65,6 @@ examples:
 """
 
 
-def _usage(text: str) -> Exception:
-    from kgroup.cli import _Usage
-
-    return _Usage(text)
-
-
 # ---------------------------------------------------------------------------------------------
 # the dump, replayed
 
@@ -76,17 +72,15 @@ class _Dump:
     """The dump read once; replayed to any moment on request (`--at`, `--to-committed-at`)."""
 
     def __init__(self, args: argparse.Namespace, err: TextIO) -> None:
-        from kgroup.cli import _check_paths, _Problems, _progress
-
-        paths = _check_paths(args.dump)
+        paths = check_paths(args.dump)
         self.report = DumpReport()
-        self.problems = _Problems(self.report, err)
+        self.problems = Problems(self.report, err)
         self.err = err
-        self.entries = list(self.problems.tap(read_dump(paths, report=self.report, progress=_progress(args))))
+        self.entries = list(self.problems.tap(read_dump(paths, report=self.report, progress=show_progress(args))))
         self.kw: dict[str, Any] = {"num_partitions": args.partitions}
         if args.metadata is not None:
             if not os.path.exists(args.metadata):
-                raise _usage(f"--metadata: no such file or directory: {args.metadata}")
+                raise Usage(f"--metadata: no such file or directory: {args.metadata}")
             self.kw["metadata"] = args.metadata
         elif not args.no_metadata:
             found = find_cluster_metadata(paths)  # replaying entries does not look for it
@@ -129,22 +123,22 @@ def _at_text(at: tuple[str, int] | None) -> str:
 def _actions(args: argparse.Namespace, names: tuple[str, ...]) -> str:
     given = [n for n in names if getattr(args, n)]
     if len(given) != 1:
-        raise _usage("Command must include exactly one action: " + ", ".join(f"--{n.replace('_', '-')}" for n in names))
+        raise Usage("Command must include exactly one action: " + ", ".join(f"--{n.replace('_', '-')}" for n in names))
     return given[0]
 
 
 def _groups(args: argparse.Namespace, action: str, list_all: Callable[[], list[str]]) -> list[str]:
     if not args.group and not args.all_groups:
-        raise _usage(f"Option [{action}] takes one of these options: [all-groups], [group]")
+        raise Usage(f"Option [{action}] takes one of these options: [all-groups], [group]")
     return list_all() if args.all_groups else list(dict.fromkeys(args.group))
 
 
 def _describe_view(args: argparse.Namespace) -> str:
     views = [v for v in ("members", "offsets") if getattr(args, v)] + (["state"] if args.state is not None else [])
     if len(views) > 1:
-        raise _usage("Option [describe] takes at most one of these options: [members], [offsets], [state]")
+        raise Usage("Option [describe] takes at most one of these options: [members], [offsets], [state]")
     if args.state:
-        raise _usage("Option [describe] does not take a value for [state]")
+        raise Usage("Option [describe] does not take a value for [state]")
     return views[0] if views else "offsets"
 
 
@@ -166,8 +160,7 @@ def _timeline(dump: _Dump, args: argparse.Namespace, out: TextIO) -> list[str]:
     from kgroup.tools.timeline import format_timeline, timeline
 
     if len(args.group or []) != 1:
-        raise _usage("--timeline takes exactly one --group")
-    from kgroup.cli import _progress
+        raise Usage("--timeline takes exactly one --group")
 
     c = dump.at(args.at)
     bar = None
@@ -181,7 +174,7 @@ def _timeline(dump: _Dump, args: argparse.Namespace, out: TextIO) -> list[str]:
             bar = tqdm(total=total, unit="record", desc=f"timeline of {args.group[0]}", file=sys.stderr)
         bar.update(done - bar.n)
 
-    blocks = list(timeline(c, args.group[0], progress=progress if _progress(args) else None))
+    blocks = list(timeline(c, args.group[0], progress=progress if show_progress(args) else None))
     if bar is not None:
         bar.close()
     out.write(format_timeline(blocks, args.group[0]))
@@ -199,7 +192,7 @@ def _cmd_consumer(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         states = cg.parse_states(",".join(args.state)) if args.state and action == "list" else []
         types = cg.parse_types(",".join(args.type)) if args.type else []
     except ValueError as exc:
-        raise _usage(str(exc)) from None
+        raise Usage(str(exc)) from None
     view = _describe_view(args) if action == "describe" else None
     if action == "reset_offsets":
         _check_reset(args)
@@ -230,18 +223,18 @@ _SCENARIOS = ("to_committed_at", "to_earliest_committed", "shift_by", "to_offset
 
 def _check_reset(args: argparse.Namespace) -> None:
     if args.execute:
-        raise _usage("--execute: kgroup plans resets from a dump and never touches a cluster; apply the plan with "
+        raise Usage("--execute: kgroup plans resets from a dump and never touches a cluster; apply the plan with "
                      "kafka-consumer-groups.sh --reset-offsets --from-file <--export output> --execute")
     if args.dry_run and args.export:
         pass  # Kafka accepts both: the export is printed, nothing is executed
     given = [s for s in _SCENARIOS if getattr(args, s) not in (None, False)]
     if len(given) != 1:
-        raise _usage("Option [reset-offsets] takes exactly one of these options: " +
+        raise Usage("Option [reset-offsets] takes exactly one of these options: " +
                      ", ".join(f"[{s.replace('_', '-')}]" for s in _SCENARIOS))
     if not args.all_topics and not args.topic:
-        raise _usage("One of the reset scopes should be defined: --all-topics, --topic.")
+        raise Usage("One of the reset scopes should be defined: --all-topics, --topic.")
     if args.all_topics and args.topic:
-        raise _usage("Option [reset-offsets] takes only one of these options: [all-topics], [topic]")
+        raise Usage("Option [reset-offsets] takes only one of these options: [all-topics], [topic]")
 
 
 def _reset(dump: _Dump, c: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> list[str]:
@@ -260,7 +253,7 @@ def _reset(dump: _Dump, c: Any, args: argparse.Namespace, out: TextIO, err: Text
                           then_text=then_text, to_earliest_committed=args.to_earliest_committed,
                           shift_by=args.shift_by, to_offset=args.to_offset)
     except ValueError as exc:
-        raise _usage(str(exc)) from None
+        raise Usage(str(exc)) from None
     for w in plan.warnings:
         err.write(f"kgroup: warning: {w}\n")
     for line in plan.left_out:
@@ -285,7 +278,7 @@ def _cmd_streams_or_share(tool: str) -> Callable[[argparse.Namespace, TextIO, Te
         try:
             states = parse_states(",".join(args.state), valid) if args.state and action == "list" else []
         except ValueError as exc:
-            raise _usage(str(exc)) from None
+            raise Usage(str(exc)) from None
         view = _describe_view(args) if action == "describe" else None
         dump = _Dump(args, err)
         missing: list[str] = []
@@ -313,11 +306,9 @@ def _cmd_streams_or_share(tool: str) -> Callable[[argparse.Namespace, TextIO, Te
 # parsers
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from kgroup.cli import _at_type
-
     src = p.add_argument_group("the dump (in place of --bootstrap-server)")
     src.add_argument("--dump", nargs="+", required=True, metavar="PATH", help="the dump: any kind `kgroup dump` reads")
-    src.add_argument("--at", type=_at_type, metavar="TIME|offset:N", help="the moment (default: the end of the dump)")
+    src.add_argument("--at", type=at_type, metavar="TIME|offset:N", help="the moment (default: the end of the dump)")
     src.add_argument("--metadata", metavar="DIR", help="the broker's KRaft metadata log (default: looked for in --dump)")
     src.add_argument("--no-metadata", action="store_true", help="do not look for a metadata log in --dump")
     src.add_argument("--partitions", type=int, metavar="N", help="offsets.topic.num.partitions (default: inferred)")
@@ -352,7 +343,7 @@ def add_tool_parsers(top: Any, formatter: Any) -> None:
     r.add_argument("--reset-offsets", action="store_true", help="Plan a reset of the group's offsets.")
     r.add_argument("--all-topics", action="store_true", help="Every partition the group has committed.")
     r.add_argument("--topic", action="append", metavar="T[:P,...]", help="A topic, or some of its partitions.")
-    r.add_argument("--to-committed-at", type=_at_type_lazy(), metavar="TIME|offset:N",
+    r.add_argument("--to-committed-at", type=at_type, metavar="TIME|offset:N",
                    help="kgroup: the offsets the group had committed at TIME")
     r.add_argument("--to-earliest-committed", action="store_true",
                    help="kgroup: the first offset the dump shows the group committing")
@@ -370,8 +361,3 @@ def add_tool_parsers(top: Any, formatter: Any) -> None:
         _common(p)
         p.set_defaults(run=_cmd_streams_or_share(tool), prog_name=f"kgroup {tool}-groups")
 
-
-def _at_type_lazy() -> Callable[[str], Any]:
-    from kgroup.cli import _at_type
-
-    return _at_type
