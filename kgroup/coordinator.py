@@ -382,9 +382,9 @@ class Coordinator:
         get NOT_COORDINATOR, so their clients look for the new coordinator. The log stays: a
         coordinator that takes the partition over loads it (`load_partition`). Returns the
         group ids unloaded."""
-        gone = [g for g in self.groups if self.partition_for(g) == partition]
-        gone += [g for g in self.offsets.store.committed if g not in self.groups and self.partition_for(g) == partition]
-        gone += [g for g in self._waiting if g not in gone and self.partition_for(g) == partition]
+        # its groups, and the ids that hold only offsets or waiting answers
+        gone = sorted({g for g in (*self.groups, *self.offsets.store.committed, *self._waiting)
+                       if self.partition_for(g) == partition})
         for group_id in gone:
             for pending, request in self._waiting.pop(group_id, ()):
                 data = to_data(error_response(request, ErrorCode.not_coordinator, None))
@@ -521,12 +521,15 @@ class Coordinator:
         return cls._load_records(list(source), extra, **kw)
 
     @classmethod
-    def step_through(cls, log: OffsetsLog, *, partition_of: str | None = None,
+    def step_through(cls, log: OffsetsLog | str | Path, *, partition_of: str | None = None,
                      **kw: Any) -> Iterator[tuple[Any, "Coordinator"]]:
-        """Replay `log` one entry at a time into a new coordinator (the constructor's keywords),
-        yielding (entry, the coordinator right after it); `partition_of`: only the entries of that
-        group's partition (all that group's history needs). The coordinator is the same object
-        each time, changing as the replay goes: ask it what you need before the next step."""
+        """Replay `log` (an `OffsetsLog`, or a directory of `__consumer_offsets-N` segments) one
+        entry at a time into a new coordinator (the constructor's keywords), yielding (entry, the
+        coordinator right after it); `partition_of`: only the entries of that group's partition
+        (all that group's history needs). The coordinator is the same object each time, changing
+        as the replay goes: ask it what you need before the next step."""
+        if isinstance(log, (str, Path)):
+            log = _read_logs(log, Config.of(kw.get("config")), topics=(CONSUMER_OFFSETS,))[CONSUMER_OFFSETS]
         c = cls(**kw)
         entries = log.entries(c.partition_for(partition_of)) if partition_of is not None else list(log)
         for entry in entries:

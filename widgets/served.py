@@ -393,9 +393,11 @@ class ServedShareStrip:
             if x.fault is not None:   # a fault (a broker killed...) marks the next picture
                 self._faults.append(x.fault)
             if picture is not None:
-                what = _share_words(x, self.topic_id, self.partition) if x.api_key is not None else "fault"
-                if self._faults:
-                    what = f"⚡ {'; '.join(self._faults)} — {what}"
+                # a fault of its own (a broker killed) is said by the fault alone
+                what = None if x.api_key is None and x.fault is not None else _share_words(x, self.topic_id,
+                                                                                             self.partition)
+                if self._faults:   # the faults since the last picture, this exchange's own included
+                    what = f"⚡ {'; '.join(self._faults)}" + (f" — {what}" if what else "")
                     self._faults = []
                 self.pictures.append({"seq": x.seq, "at_ms": x.at_ms, "what": what, "api": x.api,
                                       "client": x.client_id, **picture})

@@ -75,16 +75,12 @@ class Leadership:
         self.check(broker_id)
         if broker_id not in self.live:
             raise ValueError(f"broker {broker_id} is already down")
-        led = {(t, p) for t, count in partitions.items() for p in range(count) if self.leader(t, p) == broker_id}
+        led = [(t, p) for t, count in partitions.items() for p in range(count) if self.leader(t, p) == broker_id]
         self.live.discard(broker_id)
-        moves = []
-        for topic, count in partitions.items():
-            for p in range(count):
-                if (topic, p) in led:
-                    new = self._next_live(broker_id)
-                    self.moved[(topic, p)] = new
-                    moves.append(Move(topic, p, broker_id, new))
-        return moves
+        new = self._next_live(broker_id)
+        for key in led:
+            self.moved[key] = new
+        return [Move(topic, p, broker_id, new) for topic, p in led]
 
     def restart(self, broker_id: int, partitions: dict[str, int]) -> list[Move]:
         """`broker_id` serves again; partitions left offline come back with it as their leader

@@ -7,7 +7,6 @@ a condition (`holds`), and when in a log's history it first did (`first_moment`)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 __all__ = ["GroupView", "Moment", "first_moment", "holds", "view"]
@@ -70,8 +69,6 @@ def first_moment(source: Any, group_id: str, *, state: str | None = None, member
     an `OffsetsLog`, or a directory of `__consumer_offsets-N` segments (a real dump)."""
     from kgroup.coordinator import Coordinator
     log = source.log if isinstance(source, Coordinator) else source
-    if isinstance(log, (str, Path)):
-        log = Coordinator.load(log, **coordinator_kw).log
     for entry, c in Coordinator.step_through(log, partition_of=group_id, **coordinator_kw):
         v = view(c, group_id)
         if holds(v, state=state, members=members, epoch_at_least=epoch_at_least):
