@@ -1,12 +1,13 @@
-"""API versions kio does not have, owned by kgroup and written in the layout of kio's generated
-schema classes (frozen dataclasses with `kafka_type` field metadata, `tag` for tagged fields,
-the `__version__`/`__flexible__`/`__api_key__`/`__header_schema__` class variables), so that
-kio's readers and writers, `kgroup.protocol.build` and the server's size guard take them as
-they take kio's own.
+"""API versions kio does not have, owned by kgroup: each message is defined once, in Kafka's own
+JSON format (`message/<Name>.json`, after Kafka's `common/message/`), and `builder` makes from it
+the classes kio's generator would (frozen dataclasses with `kafka_type` field metadata, the
+`__version__`/`__flexible__`/`__api_key__`/`__header_schema__` class variables), so that kio's
+readers and writers, `kgroup.protocol.build` and the server's size guard take them as they take
+kio's own. `<api>_v<N>_request.py` and `<api>_v<N>_response.py` hold the classes of one version.
 
-Adding a version: write `<api>_v<N>_request.py` and `<api>_v<N>_response.py` after Kafka's
-JSON definition (start from kio's previous version of the API when it has one), and list them
-in `SCHEMAS`; an API kio does not know at all also gets its name in `API_NAMES`.
+Adding a version: bring the API's two JSON definitions up to that version (Kafka's files, with
+the versions kgroup serves), add the two modules (three lines each, like their neighbours) and
+list them in `SCHEMAS`; an API kio does not know at all also gets its name in `API_NAMES`.
 `kgroup.protocol` looks here before kio, and the server's ApiVersions advertises what it finds.
 """
 from __future__ import annotations
