@@ -5,8 +5,8 @@ a notebook runs headless, so papermill outputs still show the picture.
 """
 from widgets.reconciliation import ReconciliationRecorder, ReconciliationView
 from widgets.record_log import RecordLogView, log_frame
-from widgets.served import ServedScenario, served_scenario
 from widgets.stepper import Stepper
+from widgets.stepper_served import ServedScenario, served_scenario
 
 __all__ = ["ReconciliationRecorder", "ReconciliationView", "RecordLogView", "ServedScenario", "Stepper", "log_frame",
            "served_scenario"]

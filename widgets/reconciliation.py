@@ -29,7 +29,8 @@ from kgroup.errors import ErrorCode
 from kgroup.protocol import ms
 from widgets.charts import ASSIGNMENT_STATES, assignment_grid_chart
 from widgets.palette import ERROR, STALE
-from widgets.record_log import log_row, mimebundle, records_html, scroll_x, table_html
+from widgets.record_log import log_row
+from widgets.tables import mimebundle, records_html, scroll_x, table_html
 
 TP = tuple[str, int]
 #: a member state as the coordinator names it -> the grid's word for it
@@ -136,6 +137,35 @@ def partition_names(cluster: Any, assignment: dict) -> frozenset:
     return frozenset(out)
 
 
+def wire_partitions(cluster: Any, topic_partitions: Any) -> frozenset:
+    """A heartbeat's topic partitions as sent on the wire (by topic id) as {(topic name, partition)}."""
+    return partition_names(cluster, {tp.topic_id: tp.partitions for tp in topic_partitions})
+
+
+def heartbeat_words(cluster: Any, req: Any, resp: Any) -> tuple[str, str, bool]:
+    """What a ConsumerGroupHeartbeat said and got, in the reconciliation widget's words:
+    (what it sent, the answer, whether the answer is an error)."""
+    parts = [f"epoch {req.member_epoch}"]
+    if ms(req.rebalance_timeout) != -1:
+        parts.append(f"rebalance timeout {ms(req.rebalance_timeout)} ms")
+    if req.subscribed_topic_names is not None:
+        parts.append("topics [" + ", ".join(req.subscribed_topic_names) + "]")
+    if getattr(req, "subscribed_topic_regex", None) is not None:
+        parts.append(f"regex {req.subscribed_topic_regex!r}")
+    if req.server_assignor is not None:
+        parts.append(f"assignor {req.server_assignor}")
+    if req.topic_partitions is not None:
+        parts.append("owns " + fmt_tps(wire_partitions(cluster, req.topic_partitions)))
+    if resp is None:
+        return ", ".join(parts), "(no answer recorded)", False
+    if resp.error_code != ErrorCode.none:
+        return ", ".join(parts), ErrorCode(resp.error_code).name.upper(), True
+    answer = f"epoch {resp.member_epoch}"
+    if resp.assignment is not None:
+        answer += ", assignment " + fmt_tps(wire_partitions(cluster, resp.assignment.topic_partitions))
+    return ", ".join(parts), answer, False
+
+
 class ReconciliationRecorder:
     """Snapshots of group `group_id` after every heartbeat exchange and timer write of `sim`
     (a `kgroup.clients.Simulation`); attach it before running the simulation."""
@@ -156,28 +186,9 @@ class ReconciliationRecorder:
         if exchange.kind != "heartbeat":
             return "—", "—", False, exchange.end_position > exchange.start_position
         req, resp = exchange.request, exchange.response
-        parts = [f"epoch {req.member_epoch}"]
-        if ms(req.rebalance_timeout) != -1:
-            parts.append(f"rebalance timeout {ms(req.rebalance_timeout)} ms")
-        if req.subscribed_topic_names is not None:
-            parts.append("topics [" + ", ".join(req.subscribed_topic_names) + "]")
-        regex = getattr(req, "subscribed_topic_regex", None)
-        if regex is not None:
-            parts.append(f"regex {regex!r}")
-        if req.server_assignor is not None:
-            parts.append(f"assignor {req.server_assignor}")
-        if req.topic_partitions is not None:
-            parts.append("owns " + fmt_tps(self._names({tp.topic_id: tp.partitions for tp in req.topic_partitions})))
-        error = resp.error_code != ErrorCode.none
-        if error:
-            answer = f"{ErrorCode(resp.error_code).name.upper()}"
-        else:
-            answer = f"epoch {resp.member_epoch}"
-            if resp.assignment is not None:
-                answer += ", assignment " + fmt_tps(self._names(
-                    {tp.topic_id: tp.partitions for tp in resp.assignment.topic_partitions}))
+        request, answer, error = heartbeat_words(self.sim.c.cluster, req, resp)
         changed = error or resp.assignment is not None or exchange.end_position > exchange.start_position
-        return ", ".join(parts), answer, error, changed
+        return request, answer, error, changed
 
     def _capture(self, exchange: Any) -> None:
         sim, gid = self.sim, self.group_id

@@ -22,6 +22,7 @@ import altair as alt
 import pandas as pd
 
 from widgets.palette import SHARE_STATES
+from widgets.tables import mimebundle
 
 AGGREGATE_ABOVE = 400
 #: the cells' width: STEP px each, narrower for long strips so that they stay within MAX_CELLS_WIDTH
@@ -292,7 +293,6 @@ class SharePartitionStrip:
         self._record(text)
 
     def _repr_mimebundle_(self, **kw):
-        from widgets.record_log import mimebundle
         return mimebundle(self.widget, self.to_html(), **kw)
 
 

@@ -22,8 +22,8 @@ import pandas as pd
 from kgroup.errors import ErrorCode
 from kgroup.scenario import Scenario
 from widgets.palette import ERROR, STALE, TASK_ROLES
-from widgets.record_log import table_html
 from widgets.stepper import Stepper
+from widgets.tables import table_html
 
 AGGREGATE_ABOVE = 4_000
 #: The colour legend's entry for every task of a member whose topology epoch is stale (greyed out).
