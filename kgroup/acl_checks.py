@@ -126,8 +126,8 @@ def _per_item(c: "Coordinator", req: Any, proceed: Proceed, *, field: str, answe
 def _join_group(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     if _group(c, Op.READ, req.group_id):
         return proceed(req)
-    from kgroup.groups.classic.protocol import _JoinFuture, join_data
-    future = _JoinFuture(11, version)
+    from kgroup.groups.classic.answers import JoinFuture, join_data
+    future = JoinFuture(11, version)
     future.complete(join_data(req.member_id, GAF))
     return Result(future)
 
@@ -136,7 +136,7 @@ def _join_group(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> R
 def _sync_group(c: "Coordinator", req: Any, version: int, proceed: Proceed) -> Result:
     if _group(c, Op.READ, req.group_id):
         return proceed(req)
-    from kgroup.groups.classic.protocol import sync_data
+    from kgroup.groups.classic.answers import sync_data
     future = PendingResponse(14, version)
     future.complete(sync_data(GAF, protocol_type=None, protocol_name=None))
     return Result(future)

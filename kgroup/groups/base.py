@@ -12,14 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
-class GroupType(str, enum.Enum):
+class GroupType(enum.StrEnum):
     CLASSIC = "classic"
     CONSUMER = "consumer"
     STREAMS = "streams"
     SHARE = "share"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

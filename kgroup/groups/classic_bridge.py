@@ -2,6 +2,8 @@
 KIP-1071 Streams groups) needs whichever modern group it is:
 
 - `ClassicMemberMetadata`: what a member still speaking JoinGroup/SyncGroup brought along;
+- `ClassicJoin`: who a classic JoinGroup says it is, checked as Kafka checks it in both;
+- `serve_classic_members`: the hooks the classic handlers find on a modern group type;
 - `join_error` and `release_waiting_members`: telling classic members waiting in a join or
   sync phase to rejoin, when their group changes type under them;
 - per-member join and sync deadlines for classic members inside a modern group;
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.classic import ClassicGroup, ClassicGroupState, ClassicMember
+from kgroup.groups.classic.group import CONSUMER_PROTOCOL_TYPE
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import get
 from kgroup.runtime import group_timer
@@ -34,6 +37,51 @@ class ClassicMemberMetadata:
 
     session_timeout_ms: int
     supported_protocols: tuple[tuple[str, bytes], ...]
+
+
+#: what the classic handlers call on a modern group whose members may speak the classic protocol
+CLASSIC_HOOKS = ("classic_join", "classic_sync", "classic_heartbeat", "classic_leave", "describe_as_classic")
+
+
+def serve_classic_members(group_class: type, hooks: Any) -> None:
+    """Let `group_class`'s classic-protocol members be served by `hooks` (a module defining
+    `CLASSIC_HOOKS`): the classic handlers look them up on the group."""
+    for name in CLASSIC_HOOKS:
+        setattr(group_class, name, getattr(hooks, name))
+
+
+@dataclass(frozen=True)
+class ClassicJoin:
+    """Who a classic JoinGroup into a modern group says it is (Kafka's first steps of
+    `classicGroupJoinToConsumerGroup`, shared by the Streams side)."""
+
+    member_id: str
+    #: the member came without an id and got a new one
+    unknown: bool
+    instance_id: str | None
+    protocols: list[tuple[str, bytes]]
+
+    @classmethod
+    def of(cls, c: "Coordinator", req: Any, new_member_id: Callable[[Any], str]) -> "ClassicJoin":
+        unknown = req.member_id == ""
+        return cls(new_member_id(c) if unknown else req.member_id, unknown, get(req, "group_instance_id"),
+                   [(p.name, bytes(p.metadata)) for p in req.protocols])
+
+    def check_protocols(self, group: Any, req: Any) -> None:
+        """INCONSISTENT_GROUP_PROTOCOL unless it speaks the consumer protocol type with one protocol
+        every classic member of the group supports (Kafka's `supportsClassicProtocols`; any will do
+        while there is none)."""
+        classic = [m for m in group.members.values() if m.uses_classic_protocol]
+        supported = bool(self.protocols) if not classic else any(
+            all(name in {n for n, _ in m.classic_member_metadata.supported_protocols} for m in classic)
+            for name, _ in self.protocols)
+        if req.protocol_type != CONSUMER_PROTOCOL_TYPE or not self.protocols or not supported:
+            raise KafkaError(ErrorCode.inconsistent_group_protocol,
+                             f"Member {self.member_id}'s protocols are not supported.")
+
+    def member_id_required(self, version: int) -> bool:
+        """A dynamic member's first JoinGroup (v4+) only learns its new id (MEMBER_ID_REQUIRED)."""
+        return self.unknown and self.instance_id is None and version >= 4
 
 
 def join_error(member_id: str, code: ErrorCode) -> dict:

@@ -13,15 +13,18 @@ Kafka's names are used throughout: `MemberState`, the leave epochs, `ModernGroup
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import assignment_interval_ms
 from kgroup.groups.base import Group
-from kgroup.javaorder import java_hash_order, java_uuid_hash
+from kgroup.javaorder import java_hash_order, java_uuid_hash, service_order
+from kgroup.runtime import Result
 
 #: How long subscribed topic metadata is trusted before a heartbeat checks it again. Kafka also
 #: refreshes at once when a subscribed topic changes; kgroup notices any cluster change.
@@ -53,54 +56,6 @@ class ReplayError(RuntimeError):
     """A record that contradicts the group it applies to (Kafka raises IllegalStateException)."""
 
 
-def persisted_group(c: Any, group_id: str, create: bool, group_type: type, make: Any) -> Any:
-    """Kafka's `getOrMaybeCreatePersisted...Group` for replay: the group of `group_type`, created
-    with `make()` when a record creates it (never a tombstone); a simple classic group (one that
-    only holds offsets) gives way; any other group type is an error."""
-    group = c.groups.get(group_id)
-    if isinstance(group, group_type):
-        return group
-    if group is None and not create:
-        return None
-    if group is None or (str(group.type) == "classic" and group.is_simple()):
-        group = c.groups[group_id] = make()
-        return group
-    raise ReplayError(f"Group {group_id} is not a {group_type.type} group")
-
-
-def replay_target(c: Any, entry: Any, group_type: type, make: Any) -> tuple[Any, Any, Any]:
-    """A record's key, value and group for replay: the group is created by a value, never by
-    a tombstone (None when a tombstone finds no group)."""
-    key, value = entry.record.key, entry.record.value
-    return key, value, persisted_group(c, key.group_id, value is not None, group_type, make)
-
-
-def replay_group_tombstone(c: Any, group: "ModernGroup", group_id: str) -> None:
-    """The group-metadata tombstone: the group goes (DEAD) once its members and target
-    assignments were deleted first (Kafka's check in `replay(...GroupMetadataKey, null)`)."""
-    if group.members or group.target_assignment:
-        raise ReplayError(f"Received a tombstone record to delete group {group_id} but the group still "
-                          "has members or target assignments.")
-    group.deleted = True
-    del c.groups[group_id]
-
-
-def replay_target_epoch(group: "ModernGroup", group_id: str, value: Any) -> None:
-    """The target-assignment-metadata record: the assignment epoch and timestamp (its tombstone:
-    -1 and 0, allowed only once no member has a target assignment left)."""
-    if value is None:
-        if group.target_assignment:
-            raise ReplayError(f"Received a tombstone record to delete the target assignment epoch of group "
-                              f"{group_id} but members still have a target assignment.")
-        group.assignment_epoch = -1
-        group.assignment_timestamp = 0
-        return
-    group.assignment_epoch = value.assignment_epoch
-    timestamp = getattr(value, "assignment_timestamp", None)
-    if timestamp is not None:
-        group.assignment_timestamp = timestamp
-
-
 def can_compute_next_target_assignment(assignment_timestamp: int, interval_ms: int, now: int) -> bool:
     """KIP-1263 assignment batching (Kafka's `canComputeNextTargetAssignment`): a new target
     assignment may be computed once `interval_ms` has passed since the last one was computed
@@ -118,37 +73,19 @@ def target_assignment_due(c: Any, group: "ModernGroup", kind: str) -> bool:
     return can_compute_next_target_assignment(group.assignment_timestamp, interval, c.now())
 
 
+def describe_groups(c: Any, group_ids: Iterable[str], describe_one: Any) -> Any:
+    """A Describe API's answer: `describe_one(group_id)` for each, in Kafka's order (the empty ids
+    first, then partition by partition, as GroupCoordinatorService asks its shards)."""
+    ids = service_order(group_ids, c.partition_for, invalid=lambda g: not g)
+    return Result({"throttle_time": 0, "groups": [describe_one(g) for g in ids]})
+
+
 def assignment_of(topic_partitions: Iterable[Any]) -> Assignment:
     """Partitions by topic id from a record's TopicPartitions list (empty topics dropped)."""
     out: dict[uuid.UUID, set[int]] = {}
     for tp in topic_partitions:
         out.setdefault(tp.topic_id, set()).update(tp.partitions)
     return {t: frozenset(ps) for t, ps in out.items() if ps}
-
-
-def replay_target_member(group: "ModernGroup", member_id: str, value: Any, convert: Any) -> None:
-    """The target-assignment-member record: the member's target, `convert(value)` (its tombstone:
-    the member has no target any more)."""
-    if value is None:
-        group.target_assignment.pop(member_id, None)
-    else:
-        group.target_assignment[member_id] = convert(value)
-
-
-def member_tombstone_allowed(group: "ModernGroup", member_id: str, prefix: str) -> bool:
-    """Whether a member-metadata tombstone removes the member: it must be there, and its
-    current assignment (epoch -1) and target assignment must have been deleted before
-    (`prefix`: the record family, "ConsumerGroup" or "ShareGroup", for Kafka's message)."""
-    old = group.members.get(member_id)
-    if old is None:
-        return False
-    if old.member_epoch != LEAVE_GROUP_MEMBER_EPOCH:
-        raise ReplayError(f"Received a tombstone record to delete member {member_id} but did not receive "
-                          f"{prefix}CurrentMemberAssignmentValue tombstone.")
-    if member_id in group.target_assignment:
-        raise ReplayError(f"Received a tombstone record to delete member {member_id} but did not receive "
-                          f"{prefix}TargetAssignmentMetadataValue tombstone.")
-    return True
 
 
 def topic_partitions(cls: type, assignment: Mapping[uuid.UUID, Any], with_epochs: bool = False) -> list:
@@ -229,7 +166,34 @@ CONSUMER_MEMBER_STATE = MemberStateBytes(stable=0, unrevoked=1, unreleased=2)
 STREAMS_MEMBER_STATE = MemberStateBytes(stable=1, unrevoked=2, unreleased=3)
 
 
-class ModernGroupState(str, enum.Enum):
+class ModernMember:
+    """What a member of every modern group answers; each type's frozen dataclass adds its fields
+    (`member_id`, `instance_id`, `member_epoch`, `previous_member_epoch`, `state`, and
+    `classic_member_metadata` where its members may speak the classic protocol)."""
+
+    #: members of types without classic members (share) never have any
+    classic_member_metadata: Any = None
+
+    def replace(self, **changes: Any) -> Any:
+        return dataclasses.replace(self, **changes)
+
+    def with_epoch(self, epoch: int) -> Any:
+        """Kafka's `Builder.updateMemberEpoch`: the current epoch becomes the previous one."""
+        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
+
+    @property
+    def is_static(self) -> bool:
+        return self.instance_id is not None
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_member_metadata is not None
+
+    def is_reconciled_to(self, target_epoch: int) -> bool:
+        return self.state == MemberState.STABLE and self.member_epoch == target_epoch
+
+
+class ModernGroupState(enum.StrEnum):
     """The state of a KIP-848-style group, derived from its epochs and members."""
 
     EMPTY = "Empty"
@@ -237,9 +201,6 @@ class ModernGroupState(str, enum.Enum):
     RECONCILING = "Reconciling"
     STABLE = "Stable"
     DEAD = "Dead"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def topic_order(topic_ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
@@ -262,8 +223,11 @@ class ModernGroup(Group):
     """The epochs, members and target assignment every KIP-848-style group keeps.
 
     Subclasses hold their own member type; this class only needs `member_epoch`,
-    `state` (a `MemberState`) and `instance_id` on it.
+    `state` (a `MemberState`) and `instance_id` on it. Each sets `kind`, its declaration
+    (`kgroup.groups.kinds`): what differs between the modern group types.
     """
+
+    kind: Any
 
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
@@ -310,6 +274,17 @@ class ModernGroup(Group):
     def is_empty(self) -> bool:
         return not self.members
 
+    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
+        """Kafka's `ConsumerGroup`/`StreamsGroup.validateOffsetFetch`: a member fetches with its
+        current epoch; no member id and a negative epoch is an admin fetch."""
+        if member_epoch < 0 and member_id is None:
+            return
+        member = self.members.get(member_id or "")
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id)
+        if member_epoch != member.member_epoch:
+            raise KafkaError(ErrorCode.stale_member_epoch)
+
     def has_metadata_expired(self, now: int, cluster_version: int) -> bool:
         """Kafka's `hasMetadataExpired`, plus a changed cluster (Kafka's metadata listener
         asks subscribed groups for a refresh when topics change)."""
@@ -329,6 +304,24 @@ class ModernGroup(Group):
         member_id = self.static_members.get(instance_id) if instance_id is not None else None
         return self.members.get(member_id) if member_id is not None else None
 
+    def member(self, member_id: str) -> Any:
+        """The member, or UNKNOWN_MEMBER_ID in Kafka's words."""
+        member = self.members.get(member_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {self.group_id}.")
+        return member
+
+    def checked_static_member(self, instance_id: str, member_id: str) -> Any:
+        """The static member holding `instance_id`, which must be `member_id` (Kafka's
+        `throwIfStaticMemberIsUnknown` and `throwIfInstanceIdIsFenced`)."""
+        member = self.static_member(instance_id)
+        if member is None:
+            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
+        if member.member_id != member_id:
+            raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
+                             f"{instance_id} was fenced by member {member.member_id}.")
+        return member
+
     def static_member_id(self, instance_id: str | None) -> str | None:
         return self.static_members.get(instance_id) if instance_id is not None else None
 
@@ -342,9 +335,8 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["assignment_of", "can_compute_next_target_assignment", "target_assignment_due",
-           "replay_target_member", "ReplayError", "persisted_group", "replay_target",
-           "replay_group_tombstone", "replay_target_epoch", "member_tombstone_allowed", "topic_partitions",
+__all__ = ["describe_groups", "assignment_of", "can_compute_next_target_assignment", "target_assignment_due",
+           "ReplayError", "topic_partitions",
            "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
            "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
-           "MemberState", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]
+           "MemberState", "ModernMember", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

@@ -28,15 +28,12 @@ CONSUMER_PROTOCOL_TYPE = "consumer"
 GROUP_METADATA_VALUE_VERSION = 3
 
 
-class ClassicGroupState(str, enum.Enum):
+class ClassicGroupState(enum.StrEnum):
     EMPTY = "Empty"
     PREPARING_REBALANCE = "PreparingRebalance"
     COMPLETING_REBALANCE = "CompletingRebalance"
     STABLE = "Stable"
     DEAD = "Dead"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 S = ClassicGroupState
@@ -431,10 +428,6 @@ class ClassicGroup(Group):
                              "a commit without member id and generation needs an empty group")
         if not ctx.is_transactional and self.current_state is S.COMPLETING_REBALANCE:
             raise KafkaError(ErrorCode.rebalance_in_progress)
-
-    def after_offset_commit(self, coordinator: Any, ctx: OffsetCommitContext) -> None:
-        from kgroup.groups.classic.protocol import on_offset_commit
-        on_offset_commit(coordinator, self, ctx.member_id)
 
     def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
         if self.current_state is S.DEAD:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
+from kgroup.groups.classic.answers import JoinFuture as _JoinFuture
+from kgroup.groups.classic.answers import join_data, sync_data
 from kgroup.groups.classic.group import ClassicGroup, ClassicGroupState, ClassicMember
 from kgroup.javaorder import service_order
 from kgroup.protocol import get, ms
@@ -27,30 +29,6 @@ EMPTY = Result(replay=False)
 #: Kafka's classicGroupNewMemberJoinTimeoutMs: how long a new member's JoinGroup may wait.
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, DESCRIBE_GROUPS = 11, 14, 12, 13, 15
-
-
-def join_data(member_id: str = "", error_code: ErrorCode = ErrorCode.none, *, generation_id: int = -1,
-              protocol_type: str | None = None, protocol_name: str | None = None, leader: str = "",
-              skip_assignment: bool = False, members: list | None = None) -> dict:
-    """A JoinGroup answer with Kafka's defaults for the fields not given."""
-    return {"error_code": error_code, "generation_id": generation_id, "protocol_type": protocol_type,
-            "protocol_name": protocol_name, "leader": leader or "", "skip_assignment": skip_assignment,
-            "member_id": member_id, "members": members or []}
-
-
-def sync_data(error_code: ErrorCode = ErrorCode.none, assignment: bytes = b"", *,
-              protocol_type: str | None = None, protocol_name: str | None = None) -> dict:
-    return {"error_code": error_code, "assignment": assignment, "protocol_type": protocol_type,
-            "protocol_name": protocol_name}
-
-
-class _JoinFuture(PendingResponse):
-    """JoinGroup answers: versions before 7 have a non-nullable protocol name."""
-
-    def complete(self, data: dict) -> bool:
-        if self.version < 7 and data.get("protocol_name") is None:
-            data = {**data, "protocol_name": ""}
-        return super().complete(data)
 
 
 # ---------------------------------------------------------------------------------------
@@ -710,7 +688,9 @@ def _after_load(c: "Coordinator") -> None:
             c._apply(prepare_rebalance(c, group, "freshly loaded group is over group.max.size"))
 
 
-def on_offset_commit(c: "Coordinator", group: ClassicGroup, member_id: str) -> None:
-    """A classic member's OffsetCommit keeps its session alive (Stable/PreparingRebalance)."""
+def after_offset_commit(group: ClassicGroup, c: "Coordinator", ctx: Any) -> None:
+    """`ClassicGroup.after_offset_commit`: a classic member's OffsetCommit keeps its session alive
+    (Stable/PreparingRebalance), as Kafka's offset manager reschedules its heartbeat."""
+    member_id = ctx.member_id
     if group.is_in_state(S.STABLE, S.PREPARING_REBALANCE) and group.has_member(member_id):
         reschedule_heartbeat(c, group, group.member(member_id))

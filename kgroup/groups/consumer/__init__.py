@@ -4,15 +4,13 @@ migration from and to classic groups (`migration`) and the classic-protocol memb
 consumer group (`classic_members`)."""
 from __future__ import annotations
 
+from kgroup.groups.classic_bridge import serve_classic_members
+
 from . import classic_members as _classic
 from .group import ClassicMemberMetadata, ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression
 
 # Classic-protocol members of a consumer group: the classic handlers look these hooks up.
-ConsumerGroup.classic_join = _classic.classic_join
-ConsumerGroup.classic_sync = _classic.classic_sync
-ConsumerGroup.classic_heartbeat = _classic.classic_heartbeat
-ConsumerGroup.classic_leave = _classic.classic_leave
-ConsumerGroup.describe_as_classic = _classic.describe_as_classic
+serve_classic_members(ConsumerGroup, _classic)
 
 from . import protocol, replay  # noqa: E402,F401  (register handlers and replays)
 

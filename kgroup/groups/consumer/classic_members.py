@@ -40,17 +40,12 @@ def _sync_key(group_id: str, member_id: str) -> str:
 def classic_join(group: ConsumerGroup, c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
     """Kafka's `classicGroupJoinToConsumerGroup`."""
     gid = group.group_id
-    instance_id = get(req, "group_instance_id")
-    protocols = [(p.name, bytes(p.metadata)) for p in req.protocols]
-    member_id = req.member_id
-    unknown = member_id == ""
-    if unknown:
-        member_id = client_member_id(c)
+    join = bridge.ClassicJoin.of(c, req, client_member_id)
+    member_id, unknown, instance_id, protocols = join.member_id, join.unknown, join.instance_id, join.protocols
     try:
         P.throw_if_full(c, group, member_id)
-        if req.protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols or not _supports(group, protocols):
-            raise KafkaError(ErrorCode.inconsistent_group_protocol, f"Member {member_id}'s protocols are not supported.")
-        if unknown and instance_id is None and version >= 4:
+        join.check_protocols(group, req)
+        if join.member_id_required(version):
             future.complete(_join_error(member_id, ErrorCode.member_id_required))
             return Result(replay=False)
         records: list = []
@@ -133,16 +128,6 @@ def _joined(member: ConsumerGroupMember, protocols: list[tuple[str, bytes]]) -> 
     return {"error_code": ErrorCode.none, "generation_id": member.member_epoch, "protocol_type": CONSUMER_PROTOCOL_TYPE,
             "protocol_name": protocols[0][0], "leader": "", "skip_assignment": False, "member_id": member.member_id,
             "members": [], "throttle_time": 0}
-
-
-def _supports(group: ConsumerGroup, protocols: list[tuple[str, bytes]]) -> bool:
-    """Kafka's `supportsClassicProtocols`: one of the member's protocols is supported by every
-    classic member of the group (any protocol will do while there is none)."""
-    classic = [m for m in group.members.values() if m.uses_classic_protocol]
-    if not classic:
-        return bool(protocols)
-    return any(all(name in {n for n, _ in m.classic_member_metadata.supported_protocols} for m in classic)
-               for name, _ in protocols)
 
 
 def _schedule_sync_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:

@@ -6,7 +6,6 @@ Everything here is rebuilt by replaying records 3-8 and 16; the heartbeat handle
 """
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -16,8 +15,9 @@ from typing import Any
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  Assignment, EpochAssignment, MemberState, ModernGroup, ModernGroupState,
+from kgroup.groups.kinds import CONSUMER
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+                                  Assignment, EpochAssignment, MemberState, ModernGroup, ModernGroupState, ModernMember,
                                   partitions_of, topic_partitions)
 from kgroup.javaorder import java_order, java_string_set_order
 from kgroup import records as R
@@ -26,7 +26,7 @@ CONSUMER_PROTOCOL_TYPE = "consumer"
 
 
 @dataclass(frozen=True)
-class ConsumerGroupMember:
+class ConsumerGroupMember(ModernMember):
     """One member (Kafka's `ConsumerGroupMember`): subscription + current assignment."""
 
     member_id: str
@@ -46,23 +46,10 @@ class ConsumerGroupMember:
     partitions_pending_revocation: EpochAssignment = field(default_factory=dict)
     classic_member_metadata: ClassicMemberMetadata | None = None
 
-    def replace(self, **changes: Any) -> "ConsumerGroupMember":
-        return dataclasses.replace(self, **changes)
-
-    def with_epoch(self, epoch: int) -> "ConsumerGroupMember":
-        """Kafka's `Builder.updateMemberEpoch`: the current epoch becomes the previous one."""
-        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
-
-    @property
-    def is_static(self) -> bool:
-        return self.instance_id is not None
-
-    @property
-    def uses_classic_protocol(self) -> bool:
-        return self.classic_member_metadata is not None
-
-    def is_reconciled_to(self, target_epoch: int) -> bool:
-        return self.state == MemberState.STABLE and self.member_epoch == target_epoch
+    def with_assignment_deleted(self) -> "ConsumerGroupMember":
+        """The member once its current-assignment tombstone is replayed (Kafka's replay)."""
+        return self.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH, previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                            assigned_partitions={}, partitions_pending_revocation={})
 
     @property
     def assigned(self) -> Assignment:
@@ -122,6 +109,7 @@ class ConsumerGroup(ModernGroup):
     """A KIP-848 consumer group."""
 
     type = GroupType.CONSUMER
+    kind = CONSUMER
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)
@@ -181,15 +169,6 @@ class ConsumerGroup(ModernGroup):
                                           f"for partition {topic}-{partition}.")
         return check
 
-    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
-        if member_epoch < 0 and member_id is None:
-            return  # an admin fetch
-        member = self.members.get(member_id or "")
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id)
-        if member_epoch != member.member_epoch:
-            raise KafkaError(ErrorCode.stale_member_epoch)
-
     def validate_delete_group(self) -> None:
         if self.modern_state != ModernGroupState.EMPTY:
             raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
@@ -206,14 +185,11 @@ class ConsumerGroup(ModernGroup):
     def tombstones(self) -> list:
         """Kafka's `createGroupTombstoneRecords`, in its order."""
         g = self.group_id
-        out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
-        out += [target_member_tombstone(g, m) for m in self.members]
-        out.append(R.ConsumerGroupTargetAssignmentMetadata.tombstone(R.ConsumerGroupTargetAssignmentMetadataKey(group_id=g)))
-        out += [member_tombstone(g, m) for m in self.members]
+        out = CONSUMER.group_tombstones(g, self.members)
         out += [regex_tombstone(g, r) for r in self.resolved_regexes]
         # Kafka tombstones the pre-4.1 subscription metadata whether or not it was ever written
         out.append(partition_metadata_tombstone(g))
-        out.append(R.ConsumerGroupMetadata.tombstone(R.ConsumerGroupMetadataKey(group_id=g)))
+        out.append(CONSUMER.metadata_tombstone(g))
         return out
 
     # -- what the group subscribes to -----------------------------------------------------
@@ -271,7 +247,8 @@ class ConsumerGroup(ModernGroup):
         self._index_member(old, member)
         self._update_partition_epochs(old, member)
 
-    def remove_member(self, member_id: str) -> None:
+    def remove_member(self, member_id: str, timestamp: int | None = None) -> None:
+        """(`timestamp`, when the member record was deleted, matters to share groups only.)"""
         old = self.members.pop(member_id, None)
         if old is not None:
             self._track_subscription(old, None)
@@ -348,46 +325,22 @@ def member_record(group_id: str, m: ConsumerGroupMember) -> Any:
           server_assignor=m.server_assignor_name, classic_member_metadata=classic))
 
 
-def member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ConsumerGroupMemberMetadata.tombstone(
-        R.ConsumerGroupMemberMetadataKey(group_id=group_id, member_id=member_id))
-
-
-def target_member_record(group_id: str, member_id: str, assignment: Assignment) -> Any:
-    V = R.ConsumerGroupTargetAssignmentMemberValue
-    return R.ConsumerGroupTargetAssignmentMember(
-        R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
-        V(topic_partitions=topic_partitions(V.TopicPartition, assignment)))
-
-
-def target_member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ConsumerGroupTargetAssignmentMember.tombstone(
-        R.ConsumerGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
-
-
-def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
-    """The assignment epoch, and when that assignment was computed (KIP-1263; 0 when no
-    assignor ran: a converted group, an emptied one)."""
-    return R.ConsumerGroupTargetAssignmentMetadata(
-        R.ConsumerGroupTargetAssignmentMetadataKey(group_id=group_id),
-        R.ConsumerGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
+member_tombstone = CONSUMER.member_tombstone
+target_member_tombstone = CONSUMER.target_member_tombstone
+target_epoch_record = CONSUMER.target_epoch
+current_assignment_tombstone = CONSUMER.current_assignment_tombstone
+target_member_record = CONSUMER.partitions_target_member
 
 
 def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
     V = R.ConsumerGroupCurrentMemberAssignmentValue
-    return R.ConsumerGroupCurrentMemberAssignment(
-        R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-          state=CONSUMER_MEMBER_STATE.encode(m.state),
-          assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
-          # Kafka 4.4.0 keeps the assignment epochs of the partitions being revoked too
-          partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation,
-                                                         with_epochs=True)))
-
-
-def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ConsumerGroupCurrentMemberAssignment.tombstone(
-        R.ConsumerGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
+    return CONSUMER.current_assignment(group_id, m.member_id, V(
+        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+        state=CONSUMER.member_state.encode(m.state),
+        assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
+        # Kafka 4.4.0 keeps the assignment epochs of the partitions being revoked too
+        partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation,
+                                                       with_epochs=True)))
 
 
 def regex_record(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Any:
@@ -440,7 +393,7 @@ def member_assignment_from_value(old: ConsumerGroupMember, value: Any) -> Consum
     """A member with the current assignment of a ConsumerGroupCurrentMemberAssignmentValue.
     Records written before KIP-1251 carry no per-partition epochs: the member epoch stands in."""
     return old.replace(member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
-                       state=CONSUMER_MEMBER_STATE.decode(value.state),
+                       state=CONSUMER.member_state.decode(value.state),
                        assigned_partitions=_epoch_assignment(value.assigned_partitions, value.member_epoch),
                        partitions_pending_revocation=_epoch_assignment(value.partitions_pending_revocation,
                                                                        value.member_epoch))

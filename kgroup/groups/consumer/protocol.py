@@ -30,11 +30,12 @@ from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssigno
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_configs_of
 from kgroup.groups.classic import ClassicGroup
+from kgroup.groups.kinds import CONSUMER
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
                                   METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
-                                  described_assignment, frozen, target_assignment_due, topic_order)
-from kgroup.javaorder import JavaHashMap, java_order, service_order
+                                  described_assignment, describe_groups, frozen, target_assignment_due, topic_order)
+from kgroup.javaorder import JavaHashMap, java_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -161,33 +162,22 @@ def _owned(topic_partitions: Any) -> dict[uuid.UUID, frozenset[int]] | None:
 
 
 def consumer_group(c: "Coordinator", group_id: str) -> ConsumerGroup:
-    group = c.groups.get(group_id)
-    if group is None:
-        raise KafkaError(ErrorCode.group_id_not_found, f"Consumer group {group_id} not found.")
-    if not isinstance(group, ConsumerGroup):
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
-    return group
+    """The group a heartbeat names, never created (`getOrMaybeCreateConsumerGroup` without create)."""
+    return get_or_maybe_create_group(c, group_id, False, [])
 
 
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool, records: list) -> ConsumerGroup:
     """Kafka's `getOrMaybeCreateConsumerGroup`: a new group lives only in the handler until
     its records are replayed; an empty classic group is replaced, a non-empty one upgraded."""
-    group = c.groups.get(group_id)
-    if group is None and not create:
-        raise KafkaError(ErrorCode.group_id_not_found, f"Consumer group {group_id} not found.")
-    if group is None:
-        return ConsumerGroup(group_id)
-    if isinstance(group, ConsumerGroup):
-        return group
-    if create and isinstance(group, ClassicGroup):
+    def from_classic(group: ClassicGroup) -> ConsumerGroup:
         if group.is_empty():
-            records += group.tombstones()
+            records.extend(group.tombstones())
             return ConsumerGroup(group_id)
         consumer = convert_to_consumer_group(c, group, records)
         for m in consumer.members.values():
             schedule_session_timeout(c, group_id, m.member_id, m.classic_member_metadata.session_timeout_ms)
         return consumer
-    raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
+    return CONSUMER.get_or_maybe_create(c, group_id, create, lambda: ConsumerGroup(group_id), from_classic)
 
 
 def throw_if_full(c: "Coordinator", group: ConsumerGroup, member_id: str) -> None:
@@ -229,10 +219,7 @@ def check_member_epoch(member: ConsumerGroupMember, received: int, owned: Any) -
 
 
 def get_member(group: ConsumerGroup, member_id: str) -> ConsumerGroupMember:
-    member = group.members.get(member_id)
-    if member is None:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {group.group_id}.")
-    return member
+    return group.member(member_id)
 
 
 def dynamic_member(group: ConsumerGroup, member_id: str, epoch: int, owned: Any, create: bool,
@@ -261,12 +248,7 @@ def static_member(group: ConsumerGroup, member_id: str, epoch: int, instance_id:
         new = existing.replace(member_id=member_id, member_epoch=0, previous_member_epoch=0)
         replace_member(records, group, existing, new)
         return new, existing
-    if existing is None:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
-    if existing.member_id != member_id:
-        raise KafkaError(ErrorCode.fenced_instance_id,
-                         f"Static member {member_id} with instance id {instance_id} was fenced by member "
-                         f"{existing.member_id}.")
+    group.checked_static_member(instance_id, member_id)
     if not classic:
         check_member_epoch(existing, epoch, owned)
     return existing, None
@@ -611,13 +593,7 @@ def leave(c: "Coordinator", group_id: str, instance_id: str | None, member_id: s
                 "member_epoch": epoch, "heartbeat_interval": 0, "assignment": None}
     if instance_id is None:
         return fence_members(c, group, [get_member(group, member_id)], response)
-    member = group.static_member(instance_id)
-    if member is None:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
-    if member.member_id != member_id:
-        raise KafkaError(ErrorCode.fenced_instance_id,
-                         f"Static member {member_id} with instance id {instance_id} was fenced by member "
-                         f"{member.member_id}.")
+    member = group.checked_static_member(instance_id, member_id)
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         # A static member leaving for a moment keeps its partitions (epoch -2) until its session ends.
         # Kafka also resets the partitions' assignment epochs to 0 (resetAssignedPartitionsEpochsToZero):
@@ -690,40 +666,25 @@ def schedule_rebalance_timeout(c: "Coordinator", group_id: str, member_id: str, 
 # ConsumerGroupDescribe
 
 def describe_group(c: "Coordinator", group_id: str) -> dict:
-    base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
-            "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-            "authorized_operations": -2147483648}
-    try:
-        if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, None)
-        c.check_coordinator(group_id)
-        group = c.groups.get(group_id)
-        if group is None:
-            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
-        if not isinstance(group, ConsumerGroup):
-            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a consumer group.")
-    except KafkaError as e:
-        return {**base, "error_code": e.code, "error_message": e.message or None}
-    members = []
-    for m in group.members.values():
-        members.append({"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
-                        "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
-                        "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                        "subscribed_topic_regex": m.subscribed_topic_regex,
-                        "assignment": described_assignment(c, m.assigned_partitions),
-                        "target_assignment": described_assignment(c, group.target_assignment.get(m.member_id, {})),
-                        "member_type": 0 if m.uses_classic_protocol else 1})
-    return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch,
-            "assignor_name": group.preferred_server_assignor(group.members) or c.config["group.consumer.assignors"][0],
-            "members": members}
+    def answer(group: ConsumerGroup) -> dict:
+        members = [{"member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
+                    "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
+                    "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                    "subscribed_topic_regex": m.subscribed_topic_regex,
+                    "assignment": described_assignment(c, m.assigned_partitions),
+                    "target_assignment": described_assignment(c, group.target_assignment.get(m.member_id, {})),
+                    "member_type": 0 if m.uses_classic_protocol else 1}
+                   for m in group.members.values()]
+        return {"group_state": group.state, "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "assignor_name": group.preferred_server_assignor(group.members) or c.config["group.consumer.assignors"][0],
+                "members": members}
+    return CONSUMER.describe(c, group_id, answer, assignor_name="")
 
 
 @handles(CONSUMER_GROUP_DESCRIBE)
 def consumer_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
-    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
+    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g))
 
 
 # ---------------------------------------------------------------------------------------
@@ -732,9 +693,7 @@ def consumer_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
 
 @on_loaded
 def _after_load(c: "Coordinator") -> None:
-    for group in list(c.groups.values()):
-        if not isinstance(group, ConsumerGroup) or c.partition_for(group.group_id) not in c.hosted_partitions:
-            continue
+    for group in CONSUMER.hosted(c):
         for m in group.members.values():
             timeout = (m.classic_member_metadata.session_timeout_ms if m.uses_classic_protocol
                        else session_and_heartbeat_ms(c, group.group_id)[0])

@@ -9,7 +9,6 @@ EMPTY, STABLE or DEAD (the KIP's "Share group states").
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +16,9 @@ from typing import Any
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import GroupType, OffsetCommitContext
-from kgroup.groups.modern import (CONSUMER_MEMBER_STATE, Assignment, MemberState, ModernGroup, ModernGroupState,
-                                  assignment_of, topic_partitions)
+from kgroup.groups.kinds import SHARE
+from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, Assignment, MemberState, ModernGroup, ModernGroupState,
+                                  ModernMember, assignment_of, topic_partitions)
 from kgroup.javaorder import java_string_set_order
 
 from .state import (InitTopic, StatePartitionMetadata, before_delete_group, delete_group_state, delete_request,
@@ -28,7 +28,7 @@ SHARE_PROTOCOL_TYPE = "share"
 
 
 @dataclass(frozen=True)
-class ShareGroupMember:
+class ShareGroupMember(ModernMember):
     """One member (Kafka's `ShareGroupMember`): subscription + assignment, no instance id."""
 
     member_id: str
@@ -43,17 +43,17 @@ class ShareGroupMember:
     #: share groups have no static members (the KIP: "Share groups do not support static membership")
     instance_id: None = None
 
-    def replace(self, **changes: Any) -> "ShareGroupMember":
-        return dataclasses.replace(self, **changes)
-
-    def is_reconciled_to(self, target_epoch: int) -> bool:
-        return self.state == MemberState.STABLE and self.member_epoch == target_epoch
+    def with_assignment_deleted(self) -> "ShareGroupMember":
+        """The member once its current-assignment tombstone is replayed (Kafka's replay)."""
+        return self.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH, previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                            assigned_partitions={})
 
 
 class ShareGroup(ModernGroup):
     """A KIP-932 share group."""
 
     type = GroupType.SHARE
+    kind = SHARE
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)
@@ -128,14 +128,11 @@ class ShareGroup(ModernGroup):
     def tombstones(self) -> list:
         """Kafka's `ShareGroup.createGroupTombstoneRecords`, in its order."""
         g = self.group_id
-        out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
-        out += [target_member_tombstone(g, m) for m in self.members]
-        out.append(R.ShareGroupTargetAssignmentMetadata.tombstone(R.ShareGroupTargetAssignmentMetadataKey(group_id=g)))
-        out += [member_tombstone(g, m) for m in self.members]
+        out = SHARE.group_tombstones(g, self.members)
         if self.has_partition_metadata_record:
             out.append(partition_metadata_tombstone(g))
         out.append(state_metadata_tombstone(g))
-        out.append(R.ShareGroupMetadata.tombstone(R.ShareGroupMetadataKey(group_id=g)))
+        out.append(SHARE.metadata_tombstone(g))
         return out
 
     # -- what the group subscribes to -----------------------------------------------------
@@ -187,12 +184,7 @@ class ShareGroup(ModernGroup):
 
 def share_group(c: "Coordinator", group_id: str) -> ShareGroup:
     """Kafka's `shareGroup(groupId)`: GROUP_ID_NOT_FOUND for a missing group or another type."""
-    group = c.groups.get(group_id)
-    if group is None:
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")
-    if not isinstance(group, ShareGroup):
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
-    return group
+    return SHARE.group(c, group_id)
 
 
 # ---------------------------------------------------------------------------------------
@@ -210,42 +202,19 @@ def member_record(group_id: str, m: ShareGroupMember) -> Any:
                                         subscribed_topic_names=java_string_set_order(m.subscribed_topic_names)))
 
 
-def member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ShareGroupMemberMetadata.tombstone(R.ShareGroupMemberMetadataKey(group_id=group_id, member_id=member_id))
-
-
-def target_member_record(group_id: str, member_id: str, assignment: Assignment) -> Any:
-    V = R.ShareGroupTargetAssignmentMemberValue
-    return R.ShareGroupTargetAssignmentMember(
-        R.ShareGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
-        V(topic_partitions=topic_partitions(V.TopicPartition, assignment)))
-
-
-def target_member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ShareGroupTargetAssignmentMember.tombstone(
-        R.ShareGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
-
-
-def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
-    """The assignment epoch, and when that assignment was computed (KIP-1263; 0 when no
-    assignment was computed, as when the last member left)."""
-    return R.ShareGroupTargetAssignmentMetadata(
-        R.ShareGroupTargetAssignmentMetadataKey(group_id=group_id),
-        R.ShareGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
+member_tombstone = SHARE.member_tombstone
+target_member_tombstone = SHARE.target_member_tombstone
+target_epoch_record = SHARE.target_epoch
+current_assignment_tombstone = SHARE.current_assignment_tombstone
+target_member_record = SHARE.partitions_target_member
 
 
 def current_assignment_record(group_id: str, m: ShareGroupMember) -> Any:
     V = R.ShareGroupCurrentMemberAssignmentValue
-    return R.ShareGroupCurrentMemberAssignment(
-        R.ShareGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-          state=CONSUMER_MEMBER_STATE.encode(m.state),
-          assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions)))
-
-
-def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
-    return R.ShareGroupCurrentMemberAssignment.tombstone(
-        R.ShareGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
+    return SHARE.current_assignment(group_id, m.member_id, V(
+        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+        state=SHARE.member_state.encode(m.state),
+        assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions)))
 
 
 def partition_metadata_tombstone(group_id: str) -> Any:
@@ -258,9 +227,16 @@ def member_from_value(member_id: str, old: ShareGroupMember | None, value: Any) 
                         subscribed_topic_names=frozenset(value.subscribed_topic_names))
 
 
+def assignment_from_value(old: ShareGroupMember, value: Any) -> ShareGroupMember:
+    """A member with the current assignment of a ShareGroupCurrentMemberAssignmentValue."""
+    return old.replace(member_epoch=value.member_epoch, previous_member_epoch=value.previous_member_epoch,
+                       state=SHARE.member_state.decode(value.state),
+                       assigned_partitions=assignment_of(value.assigned_partitions))
+
+
 __all__ = ["ShareGroup", "ShareGroupMember", "StatePartitionMetadata", "InitTopic", "SHARE_PROTOCOL_TYPE",
            "share_group",
            "group_epoch_record", "member_record", "member_tombstone", "target_member_record",
            "target_member_tombstone", "target_epoch_record", "current_assignment_record",
            "current_assignment_tombstone", "partition_metadata_tombstone", "state_metadata_record",
-           "state_metadata_tombstone", "member_from_value", "assignment_of", "state_metadata_from_value"]
+           "state_metadata_tombstone", "member_from_value", "assignment_from_value", "assignment_of", "state_metadata_from_value"]

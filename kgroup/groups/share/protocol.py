@@ -24,10 +24,11 @@ from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssigno
 from kgroup.assignors.simple import SimpleAssignor
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import GROUP_CONFIGS, group_config
+from kgroup.groups.kinds import SHARE
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
-                                  described_assignment, frozen, target_assignment_due, topic_order)
-from kgroup.javaorder import JavaHashMap, service_order
+                                  described_assignment, describe_groups, frozen, target_assignment_due, topic_order)
+from kgroup.javaorder import JavaHashMap
 from kgroup.runtime import Result, group_timer, handles, on_loaded
 
 from . import group as G
@@ -129,14 +130,7 @@ def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool) -> ShareGroup:
     """Kafka's `getOrMaybeCreateShareGroup`: a new group lives only in the handler until its
     records are replayed; any other group type is GROUP_ID_NOT_FOUND."""
-    group = c.groups.get(group_id)
-    if group is None:
-        if not create:
-            raise KafkaError(ErrorCode.group_id_not_found, f"Share group {group_id} not found.")
-        return ShareGroup(group_id)
-    if not isinstance(group, ShareGroup):
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a share group.")
-    return group
+    return SHARE.get_or_maybe_create(c, group_id, create, lambda: ShareGroup(group_id))
 
 
 def throw_if_full(c: "Coordinator", group: ShareGroup, member_id: str) -> None:
@@ -167,10 +161,7 @@ def get_or_maybe_subscribe_member(group: ShareGroup, member_id: str, epoch: int,
     share counterpart of KAFKA-19233)."""
     member = group.members.get(member_id)
     if member is None:
-        if not create:
-            raise KafkaError(ErrorCode.unknown_member_id,
-                             f"Member {member_id} is not a member of group {group.group_id}.")
-        return ShareGroupMember(member_id)
+        return ShareGroupMember(member_id) if create else group.member(member_id)
     if epoch != 0:
         check_member_epoch(member, epoch)
     return member
@@ -393,9 +384,7 @@ def _add_initializing(sm: StatePartitionMetadata, topics: Mapping[uuid.UUID, Ini
 def leave(c: "Coordinator", group_id: str, member_id: str) -> Result:
     """Kafka's `shareGroupLeave`: the member goes and the group epoch moves."""
     group = share_group(c, group_id)
-    member = group.members.get(member_id)
-    if member is None:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {group_id}.")
+    member = group.member(member_id)
     response = {"throttle_time": 0, "error_code": ErrorCode.none, "error_message": None, "member_id": member_id,
                 "member_epoch": LEAVE_GROUP_MEMBER_EPOCH, "heartbeat_interval": 0, "assignment": None}
     return fence_member(c, group, member, response)
@@ -434,30 +423,21 @@ def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, ti
 # ShareGroupDescribe
 
 def describe_group(c: "Coordinator", group_id: str) -> dict:
-    base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
-            "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
-            "authorized_operations": -2147483648}
-    try:
-        if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, None)
-        c.check_coordinator(group_id)
-        group = share_group(c, group_id)
-    except KafkaError as e:
-        return {**base, "error_code": e.code, "error_message": e.message or None}
-    members = [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
-                "client_id": m.client_id, "client_host": m.client_host,
-                "subscribed_topic_names": sorted(m.subscribed_topic_names),
-                "assignment": described_assignment(c, m.assigned_partitions)}
-               for m in group.members.values()]
-    return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch, "assignor_name": share_assignor(c).name, "members": members}
+    def answer(group: ShareGroup) -> dict:
+        members = [{"member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
+                    "client_id": m.client_id, "client_host": m.client_host,
+                    "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                    "assignment": described_assignment(c, m.assigned_partitions)}
+                   for m in group.members.values()]
+        return {"group_state": group.state, "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch, "assignor_name": share_assignor(c).name,
+                "members": members}
+    return SHARE.describe(c, group_id, answer, assignor_name="")
 
 
 @handles(SHARE_GROUP_DESCRIBE)
 def share_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
-    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g) for g in ids]})
+    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g))
 
 
 # ---------------------------------------------------------------------------------------
@@ -465,11 +445,10 @@ def share_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
 
 @on_loaded
 def _after_load(c: "Coordinator") -> None:
-    for group in list(c.groups.values()):
-        if isinstance(group, ShareGroup) and c.partition_for(group.group_id) in c.hosted_partitions:
-            for m in group.members.values():
-                schedule_session_timeout(c, group.group_id, m.member_id,
-                                         share_config(c, group.group_id, "share.session.timeout.ms"))
+    for group in SHARE.hosted(c):
+        for m in group.members.values():
+            schedule_session_timeout(c, group.group_id, m.member_id,
+                                     share_config(c, group.group_id, "share.session.timeout.ms"))
 
 
 __all__ = ["share_group_heartbeat", "share_group_describe", "describe_group", "heartbeat", "leave", "share_group",

@@ -10,15 +10,13 @@ from .configuration import ConfiguredTopology, Status, StatusInfo, configure
 from .group import Endpoint, StreamsGroup, StreamsGroupMember, StreamsGroupState
 from .topology import CopartitionGroup, Subtopology, TopicInfo, Topology
 
+from kgroup.groups.classic_bridge import serve_classic_members
+
 from . import classic_members as _classic
 
 # Classic-protocol members of a Streams group (KIP-1071 online migration): the classic
 # handlers look these hooks up; under profile "kafka" they refuse, as Kafka does.
-StreamsGroup.classic_join = _classic.classic_join
-StreamsGroup.classic_sync = _classic.classic_sync
-StreamsGroup.classic_heartbeat = _classic.classic_heartbeat
-StreamsGroup.classic_leave = _classic.classic_leave
-StreamsGroup.describe_as_classic = _classic.describe_as_classic
+serve_classic_members(StreamsGroup, _classic)
 
 from . import protocol, replay  # noqa: E402,F401  (register handlers and replays)
 

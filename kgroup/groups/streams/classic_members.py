@@ -54,16 +54,6 @@ def _owned_from_subscription(info: Any, member: StreamsGroupMember) -> TaskSets:
                        warmup=[t for t in others if t in warm])
 
 
-def _supports(group: StreamsGroup, protocols: list[tuple[str, bytes]]) -> bool:
-    """One of the member's protocols is supported by every classic member (Kafka's
-    `supportsClassicProtocols`; any will do while there is none)."""
-    classic = [m for m in group.members.values() if m.uses_classic_protocol]
-    if not classic:
-        return bool(protocols)
-    return any(all(name in {n for n, _ in m.classic_member_metadata.supported_protocols} for m in classic)
-               for name, _ in protocols)
-
-
 def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
     """A classic Kafka Streams member's JoinGroup, served as a heartbeat (KIP-1071)."""
     if not group.members:
@@ -73,17 +63,11 @@ def classic_join(group: StreamsGroup, c: "Coordinator", req: Any, version: int, 
         future.complete(join_error("", ErrorCode.inconsistent_group_protocol))
         return Result(replay=False)
     gid = group.group_id
-    instance_id = get(req, "group_instance_id")
-    protocols = [(p.name, bytes(p.metadata)) for p in req.protocols]
-    member_id = req.member_id
-    unknown = member_id == ""
-    if unknown:
-        member_id = client_member_id(c)
+    join = bridge.ClassicJoin.of(c, req, client_member_id)
+    member_id, unknown, instance_id, protocols = join.member_id, join.unknown, join.instance_id, join.protocols
     try:
-        if req.protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols or not _supports(group, protocols):
-            raise KafkaError(ErrorCode.inconsistent_group_protocol,
-                             f"Member {member_id}'s protocols are not supported.")
-        if unknown and instance_id is None and version >= 4:
+        join.check_protocols(group, req)
+        if join.member_id_required(version):
             future.complete(join_error(member_id, ErrorCode.member_id_required))
             return Result(replay=False)
         known = group.members.get(member_id)

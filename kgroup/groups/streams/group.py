@@ -9,7 +9,6 @@ endpoint-information epoch.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
-from kgroup.groups.modern import STREAMS_MEMBER_STATE, MemberState, ModernGroup, ReplayError
+from kgroup.groups.kinds import STREAMS
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, MemberState, ModernGroup, ModernMember, ReplayError
 from kgroup import records as R
 
 from .configuration import ConfiguredTopology, configure
@@ -56,7 +56,7 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class StreamsGroupMember:
+class StreamsGroupMember(ModernMember):
     """One member (a stream thread's consumer): metadata + current assignment."""
 
     member_id: str
@@ -81,19 +81,10 @@ class StreamsGroupMember:
     #: the member epoch, as a record written before the epochs were stored does
     active_epochs: Mapping[TaskId, int] = field(default_factory=dict, compare=False)
 
-    def replace(self, **changes: Any) -> "StreamsGroupMember":
-        return dataclasses.replace(self, **changes)
-
-    def with_epoch(self, epoch: int) -> "StreamsGroupMember":
-        return dataclasses.replace(self, previous_member_epoch=self.member_epoch, member_epoch=epoch)
-
-    @property
-    def is_static(self) -> bool:
-        return self.instance_id is not None
-
-    @property
-    def uses_classic_protocol(self) -> bool:
-        return self.classic_member_metadata is not None
+    def with_assignment_deleted(self) -> "StreamsGroupMember":
+        """The member once its current-assignment tombstone is replayed (Kafka's replay)."""
+        return self.replace(member_epoch=LEAVE_GROUP_MEMBER_EPOCH, previous_member_epoch=LEAVE_GROUP_MEMBER_EPOCH,
+                            assigned=EMPTY_TASKS, pending_revocation=EMPTY_TASKS)
 
     def metadata(self) -> tuple:
         """What the member metadata record holds (a change writes a new record)."""
@@ -174,6 +165,7 @@ class StreamsGroup(ModernGroup):
     """A Streams group (KIP-1071)."""
 
     type = GroupType.STREAMS
+    kind = STREAMS
 
     def __init__(self, group_id: str, cluster: Cluster | None = None) -> None:
         super().__init__(group_id)
@@ -266,15 +258,6 @@ class StreamsGroup(ModernGroup):
                                  f"assignment epoch {held} for task {subtopology}-{partition}.")
         return check
 
-    def validate_offset_fetch(self, member_id: str | None, member_epoch: int) -> None:
-        if member_epoch < 0 and member_id is None:
-            return
-        member = self.members.get(member_id or "")
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id)
-        if member_epoch != member.member_epoch:
-            raise KafkaError(ErrorCode.stale_member_epoch)
-
     def validate_delete_group(self) -> None:
         if self.members:
             raise KafkaError(ErrorCode.non_empty_group, f"group {self.group_id} is not empty")
@@ -290,13 +273,8 @@ class StreamsGroup(ModernGroup):
     def tombstones(self) -> list:
         """Records deleting the group, in Kafka's order (current, target, epoch, members, metadata, topology)."""
         g = self.group_id
-        out: list[Any] = [current_assignment_tombstone(g, m) for m in self.members]
-        out += [target_member_tombstone(g, m) for m in self.members]
-        out.append(R.StreamsGroupTargetAssignmentMetadata.tombstone(R.StreamsGroupTargetAssignmentMetadataKey(group_id=g)))
-        out += [member_tombstone(g, m) for m in self.members]
-        out.append(R.StreamsGroupMetadata.tombstone(R.StreamsGroupMetadataKey(group_id=g)))
-        out.append(R.StreamsGroupTopology.tombstone(R.StreamsGroupTopologyKey(group_id=g)))
-        return out
+        return STREAMS.group_tombstones(g, self.members) + [
+            STREAMS.metadata_tombstone(g), R.StreamsGroupTopology.tombstone(R.StreamsGroupTopologyKey(group_id=g))]
 
     def before_delete(self, coordinator: Any) -> list:
         """A deleted group's initial-rebalance-delay timer goes with it (Kafka's cancelTimers)."""
@@ -371,7 +349,8 @@ class StreamsGroup(ModernGroup):
         self._index_member(old, member)
         self._update_ownership(old, member)
 
-    def remove_member(self, member_id: str) -> None:
+    def remove_member(self, member_id: str, timestamp: int | None = None) -> None:
+        """(`timestamp`, when the member record was deleted, matters to share groups only.)"""
         old = self.members.pop(member_id, None)
         self.task_offsets.pop(member_id, None)
         self.task_end_offsets.pop(member_id, None)
@@ -510,8 +489,10 @@ def _classic_value(V: Any, meta: ClassicMemberMetadata | None) -> Any:
                                                         for n, md in meta.supported_protocols])
 
 
-def member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.StreamsGroupMemberMetadata.tombstone(R.StreamsGroupMemberMetadataKey(group_id=group_id, member_id=member_id))
+member_tombstone = STREAMS.member_tombstone
+target_member_tombstone = STREAMS.target_member_tombstone
+target_epoch_record = STREAMS.target_epoch
+current_assignment_tombstone = STREAMS.current_assignment_tombstone
 
 
 def member_from_value(member_id: str, old: StreamsGroupMember | None, v: Any) -> StreamsGroupMember:
@@ -533,22 +514,9 @@ def _classic_from_value(cm: Any) -> ClassicMemberMetadata | None:
 
 def target_member_record(group_id: str, member_id: str, tasks: TaskSets) -> Any:
     V = R.StreamsGroupTargetAssignmentMemberValue
-    return R.StreamsGroupTargetAssignmentMember(
-        R.StreamsGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id),
-        V(active_tasks=_task_ids(V.TaskIds, tasks.active), standby_tasks=_task_ids(V.TaskIds, tasks.standby),
-          warmup_tasks=_task_ids(V.TaskIds, tasks.warmup)))
-
-
-def target_member_tombstone(group_id: str, member_id: str) -> Any:
-    return R.StreamsGroupTargetAssignmentMember.tombstone(
-        R.StreamsGroupTargetAssignmentMemberKey(group_id=group_id, member_id=member_id))
-
-
-def target_epoch_record(group_id: str, epoch: int, timestamp: int = 0) -> Any:
-    """The assignment epoch and when its computation finished (KIP-1263; 0 when no assignor ran)."""
-    return R.StreamsGroupTargetAssignmentMetadata(
-        R.StreamsGroupTargetAssignmentMetadataKey(group_id=group_id),
-        R.StreamsGroupTargetAssignmentMetadataValue(assignment_epoch=epoch, assignment_timestamp=timestamp))
+    return STREAMS.target_member(group_id, member_id, V(
+        active_tasks=_task_ids(V.TaskIds, tasks.active), standby_tasks=_task_ids(V.TaskIds, tasks.standby),
+        warmup_tasks=_task_ids(V.TaskIds, tasks.warmup)))
 
 
 def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember, tasks: Mapping[str, frozenset[int]]) -> list:
@@ -562,20 +530,14 @@ def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember, tasks: Mapping[str, f
 def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
     V = R.StreamsGroupCurrentMemberAssignmentValue
     a, p = m.assigned, m.pending_revocation
-    return R.StreamsGroupCurrentMemberAssignment(
-        R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=m.member_id),
-        V(member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-          state=STREAMS_MEMBER_STATE.encode(m.state),
-          active_tasks=_task_ids_with_epochs(V.TaskIds, m, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
-          warmup_tasks=_task_ids(V.TaskIds, a.warmup),
-          active_tasks_pending_revocation=_task_ids_with_epochs(V.TaskIds, m, p.active),
-          standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
-          warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup)))
-
-
-def current_assignment_tombstone(group_id: str, member_id: str) -> Any:
-    return R.StreamsGroupCurrentMemberAssignment.tombstone(
-        R.StreamsGroupCurrentMemberAssignmentKey(group_id=group_id, member_id=member_id))
+    return STREAMS.current_assignment(group_id, m.member_id, V(
+        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
+        state=STREAMS.member_state.encode(m.state),
+        active_tasks=_task_ids_with_epochs(V.TaskIds, m, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
+        warmup_tasks=_task_ids(V.TaskIds, a.warmup),
+        active_tasks_pending_revocation=_task_ids_with_epochs(V.TaskIds, m, p.active),
+        standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
+        warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup)))
 
 
 def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId, int]:
@@ -595,7 +557,7 @@ def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId,
 def assignment_from_value(old: StreamsGroupMember, v: Any) -> StreamsGroupMember:
     return old.replace(
         member_epoch=v.member_epoch, previous_member_epoch=v.previous_member_epoch,
-        state=STREAMS_MEMBER_STATE.decode(v.state),
+        state=STREAMS.member_state.decode(v.state),
         active_epochs={**_epochs_from_ids(v.active_tasks_pending_revocation, v.member_epoch),
                        **_epochs_from_ids(v.active_tasks, v.member_epoch)},
         assigned=TaskSets(active=tasks_from_ids(v.active_tasks), standby=tasks_from_ids(v.standby_tasks),

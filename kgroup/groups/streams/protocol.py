@@ -26,11 +26,11 @@ from kgroup.assignors.streams.api import (GroupSpec, MemberSpec, SubtopologySpec
                                          TaskSets)
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import GROUP_CONFIGS, group_config, group_configs_of
+from kgroup.groups.kinds import STREAMS
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id,
+                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id, describe_groups,
                                   target_assignment_due)
-from kgroup.javaorder import service_order
 from kgroup.protocol import get, ms
 from kgroup.runtime import Result, handles, on_loaded
 
@@ -150,12 +150,8 @@ def validate_new_topology(c: "Coordinator", topology: Topology) -> None:
 # Group and member lookup
 
 def streams_group(c: "Coordinator", group_id: str) -> StreamsGroup:
-    group = c.groups.get(group_id)
-    if group is None:
-        raise KafkaError(ErrorCode.group_id_not_found, f"Streams group {group_id} not found.")
-    if not isinstance(group, StreamsGroup):
-        raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
-    return group
+    """The group a heartbeat names, never created (`getOrMaybeCreateStreamsGroup` without create)."""
+    return get_or_create_group(c, group_id, False, [])
 
 
 def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: list,
@@ -163,22 +159,17 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
     """Kafka's `getOrMaybeCreateStreamsGroup`: a new group lives in the handler until its
     records are replayed; an empty classic group gives way; under `kip` a classic group with
     members is converted (KIP-1071 online migration; its members get `topology_epoch`)."""
-    group = c.groups.get(group_id)
-    if group is None:
-        if not create:
-            raise KafkaError(ErrorCode.group_id_not_found, f"Streams group {group_id} not found.")
-        return StreamsGroup(group_id, c.cluster)
-    if isinstance(group, StreamsGroup):
-        return group
-    if create and str(group.type) == "classic" and group.is_empty():
-        records += group.tombstones()
-        return StreamsGroup(group_id, c.cluster)
-    if create and str(group.type) == "classic" and c.profile.streams_online_migration:
+    def from_classic(group: Any) -> StreamsGroup | None:
+        if group.is_empty():
+            records.extend(group.tombstones())
+            return StreamsGroup(group_id, c.cluster)
+        if not c.profile.streams_online_migration:
+            return None
         converted = convert_to_streams_group(c, group, topology_epoch, records, assignment_configs(c, group_id))
         for m in converted.members.values():  # the classic members keep their session timeouts
             schedule_session_timeout(c, group_id, m.member_id, m.classic_member_metadata.session_timeout_ms)
         return converted
-    raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} is not a streams group.")
+    return STREAMS.get_or_maybe_create(c, group_id, create, lambda: StreamsGroup(group_id, c.cluster), from_classic)
 
 
 def throw_if_full(c: "Coordinator", group: StreamsGroup, member_id: str, instance_id: str | None) -> None:
@@ -198,19 +189,11 @@ def lookup_member(group: StreamsGroup, member_id: str, instance_id: str | None,
     member = group.members.get(member_id)
     if instance_id is None:
         # InstanceId may be left null when unchanged (the schema): a static member is then found by id.
-        if member is None and not joining:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group "
-                             f"{group.group_id}.")
-        return member, None
+        return (member if member is not None or joining else group.member(member_id)), None
     # Kafka's getOrMaybeCreateStaticStreamsGroupMember: the instance id decides, not the member id.
     existing = group.static_member(instance_id)
     if not joining:
-        if existing is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {instance_id} is unknown.")
-        if existing.member_id != member_id:
-            raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
-                             f"{instance_id} was fenced by member {existing.member_id}.")
-        return existing, None
+        return group.checked_static_member(instance_id, member_id), None
     if existing is None:
         # A new static member, or (Kafka 4.4.0's getOrCreateDefaultMember, seen with the oracle) a
         # known member id joining with an instance id nobody holds: it stays the member it was,
@@ -754,16 +737,8 @@ def leave(c: "Coordinator", req: Any) -> Result:
     if req.shutdown_application:
         group.shutdown_requested_by = member_id
     if req.instance_id is None:
-        member = group.members.get(member_id)
-        if member is None:
-            raise KafkaError(ErrorCode.unknown_member_id, f"Member {member_id} is not a member of group {group.group_id}.")
-        return fence_members(c, group, [member], response)
-    member = group.static_member(req.instance_id)
-    if member is None:
-        raise KafkaError(ErrorCode.unknown_member_id, f"Instance id {req.instance_id} is unknown.")
-    if member.member_id != member_id:
-        raise KafkaError(ErrorCode.fenced_instance_id, f"Static member {member_id} with instance id "
-                         f"{req.instance_id} was fenced by member {member.member_id}.")
+        return fence_members(c, group, [group.member(member_id)], response)
+    member = group.checked_static_member(req.instance_id, member_id)
     if epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         return Result(response, [G.current_assignment_record(group.group_id, static_leave(c, member))])
     return fence_members(c, group, [member], response)
@@ -894,18 +869,11 @@ def describe_group(c: "Coordinator", group_id: str, include_topology_description
     TopologyDescriptionStatus: descriptions live in a broker plugin
     (group.streams.topology.description.plugin.class); kgroup has none, as Kafka without the
     plugin: a described group asked for its description is NOT_STORED, TopologyDescription null."""
-    base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
-            "group_epoch": 0, "assignment_epoch": 0, "topology": None, "members": [],
-            "authorized_operations": -2147483648}
-    try:
-        if not group_id:
-            raise KafkaError(ErrorCode.invalid_group_id, None)  # Kafka sets no message here
-        c.check_coordinator(group_id)
-        if group_id not in c.groups:
-            raise KafkaError(ErrorCode.group_id_not_found, f"Group {group_id} not found.")  # Kafka's words here
-        group = streams_group(c, group_id)
-    except KafkaError as e:
-        return {**base, "error_code": e.code, "error_message": e.message or None}
+    return STREAMS.describe(c, group_id, lambda group: _described(c, group, include_topology_description),
+                            topology=None)
+
+
+def _described(c: "Coordinator", group: StreamsGroup, include_topology_description: bool) -> dict:
     members = []
     for m in group.members.values():
         members.append({
@@ -920,18 +888,16 @@ def describe_group(c: "Coordinator", group_id: str, include_topology_description
             "assignment": _assignment(m.assigned),
             "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
             "is_classic": m.uses_classic_protocol})
-    return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
+    return {"group_state": group.state, "group_epoch": group.group_epoch,
             "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members,
-            "assignor_name": task_assignor(c, group_id, group.configured_topology()).name,
+            "assignor_name": task_assignor(c, group.group_id, group.configured_topology()).name,
             "topology_description_status": NOT_STORED if include_topology_description else NOT_REQUESTED}
 
 
 @handles(STREAMS_GROUP_DESCRIBE)
 def streams_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    # Kafka's order: the empty ids first, then partition by partition (GroupCoordinatorService)
-    ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
     include = bool(get(req, "include_topology_description", False))
-    return Result({"throttle_time": 0, "groups": [describe_group(c, g, include) for g in ids]})
+    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g, include))
 
 
 # ---------------------------------------------------------------------------------------
@@ -953,9 +919,7 @@ def streams_group_topology_description_update(c: "Coordinator", req: Any, versio
 
 @on_loaded
 def _after_load(c: "Coordinator") -> None:
-    for group in list(c.groups.values()):
-        if not isinstance(group, StreamsGroup) or c.partition_for(group.group_id) not in c.hosted_partitions:
-            continue
+    for group in STREAMS.hosted(c):
         timeout = settings(c, group.group_id).session_timeout_ms
         for m in group.members.values():
             classic = m.classic_member_metadata
