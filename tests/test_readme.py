@@ -22,3 +22,13 @@ def test_the_share_group_snippet_runs_as_printed():
     # as the snippet's comments say: 0 accepted, 1 released and then delivered to B again, 2 still A's
     assert [(v.offset, v.state, v.delivery_count) for v in sp.records()] == [(1, "Acquired", 2), (2, "Acquired", 1)]
     assert (sp.spso, sp.speo) == (1, 3)
+
+
+def test_the_design_table_of_the_modern_group_types_is_the_one_their_declarations_print():
+    from kgroup.groups.kinds import KINDS, table
+    printed = "\n".join("  " + line for line in table().splitlines())
+    assert printed in README, "README's table of consumer/share/Streams differences is out of date: paste kinds.table()"
+    # the table names each declared type and the bytes each persists a member's state with
+    for kind in KINDS.values():
+        assert f"{kind.label} (`{kind.type}`)" in printed
+        assert f"STABLE={kind.member_state.stable}," in printed

@@ -46,8 +46,8 @@ class ModernGroupKind:
     reconciles: bool
     #: `group.instance.id` members (KIP-345 for consumers, Kafka PR #22245 for Streams)
     static_members: bool
-    #: classic members inside the group, and conversion from/to a classic group
-    classic_members: bool
+    #: classic-protocol members inside the group, and conversion from/to a classic group
+    classic_members: str
     #: what the current-assignment record keeps an assignment epoch for (KIP-1251)
     assignment_epochs: str
     #: where the group's progress lives
@@ -170,7 +170,7 @@ CONSUMER = ModernGroupKind(
     type=GroupType.CONSUMER, label="Consumer", family="ConsumerGroup", member_state=CONSUMER_MEMBER_STATE,
     heartbeat_api=68, describe_api=69,
     assigns="partitions, each to one member (server-side `uniform` or `range`)",
-    reconciles=True, static_members=True, classic_members=True,
+    reconciles=True, static_members=True, classic_members="yes: online migration both ways (KIP-848)",
     assignment_epochs="each assigned or revoking partition",
     offsets="OffsetCommit in `__consumer_offsets`",
     other_states=("Assigning", "Reconciling"))
@@ -179,7 +179,7 @@ SHARE = ModernGroupKind(
     type=GroupType.SHARE, label="Share", family="ShareGroup", member_state=CONSUMER_MEMBER_STATE,
     heartbeat_api=76, describe_api=77,
     assigns="partitions, one partition possibly to several members (`simple`)",
-    reconciles=False, static_members=False, classic_members=False,
+    reconciles=False, static_members=False, classic_members="no",
     assignment_epochs="nothing",
     offsets="share-partition state (SPSO, record states) in `__share_group_state`",
     other_states=())
@@ -187,8 +187,9 @@ SHARE = ModernGroupKind(
 STREAMS = ModernGroupKind(
     type=GroupType.STREAMS, label="Streams", family="StreamsGroup", member_state=STREAMS_MEMBER_STATE,
     heartbeat_api=88, describe_api=89,
-    assigns="tasks of a topology: active, standby and warm-up (`sticky`, `highly_available`)",
-    reconciles=True, static_members=True, classic_members=True,
+    assigns="tasks of a topology: active, standby and warm-up (`sticky`; `highly_available` under `kip`)",
+    reconciles=True, static_members=True,
+    classic_members="online migration under `kip` (KIP-1071); under `kafka` offline only, as Kafka 4.4.0",
     assignment_epochs="each assigned or revoking active task",
     offsets="OffsetCommit in `__consumer_offsets`",
     other_states=("NotReady", "Assigning", "Reconciling"),
@@ -211,7 +212,7 @@ def table() -> str:
             ("assigns", lambda k: k.assigns),
             ("revokes before reassigning", lambda k: "yes" if k.reconciles else "no"),
             ("static members", lambda k: "yes" if k.static_members else "no"),
-            ("classic members, migration", lambda k: "yes" if k.classic_members else "no"),
+            ("classic members, migration", lambda k: k.classic_members),
             ("assignment epochs kept for", lambda k: k.assignment_epochs),
             ("progress kept in", lambda k: k.offsets),
             ("states", states)]
