@@ -523,30 +523,13 @@ def build_parser() -> argparse.ArgumentParser:
     from kgroup.cli_tools import add_tool_parsers  # Kafka's group tools over a dump
 
     add_tool_parsers(top, _formatter)
-    p = top.add_parser("serve", help="serve real Kafka clients on loopback", formatter_class=_formatter,
-                       description="A Kafka-protocol endpoint in front of kgroup's coordinator: one broker\n"
-                                   "leading every partition (or --brokers N sharing them), groups served by\n"
-                                   "kgroup. Prints the addresses it listens on; stops on SIGINT/SIGTERM.",
-                       epilog="examples:\n  kgroup serve --topic orders:3 --log-dir /tmp/kgroup-logs\n"
-                              "  kgroup serve --brokers 3 --kafka-version 3.9\n"
-                              "  kgroup serve --fault 'Heartbeat group=g delay=12000 times=1' "
-                              "--fault 'OffsetCommit drop=after nth=2'\n")
-    _serve_arguments(p)
-    p.set_defaults(run=_cmd_serve, prog_name="kgroup serve")
+    # kgroup.serve is imported only by this command (nothing else in kgroup imports it)
+    from kgroup.serve.cli import add_serve_parser
+
+    add_serve_parser(top, _formatter)
 
     parser.set_defaults(_dump=dump)
     return parser
-
-
-def _serve_arguments(p: argparse.ArgumentParser) -> None:
-    # kgroup.serve is imported only by this command (nothing else in kgroup imports it)
-    from kgroup.serve.cli import add_arguments
-    add_arguments(p)
-
-
-def _cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from kgroup.serve.cli import run
-    return run(args, out, err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

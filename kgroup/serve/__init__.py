@@ -8,9 +8,12 @@ that unmodified Kafka clients (librdkafka, kafka-python, aiokafka) run their gro
     server.stop()
 
 Modules: `framing` (frames, headers, kio codecs), `guard` (size checks before kio's reader),
-`broker` (the broker APIs over the simulated cluster), `server` (the loop owning the
-coordinator, connections, routing), `recording` (exchanges kept, pause and step), `cli`
-(`kgroup serve`).
+`broker` (the broker APIs over the simulated cluster), `transactions` (the transaction
+coordinator), `configs` (DescribeConfigs/IncrementalAlterConfigs by resource type), `server` (the
+loop owning the coordinator, connections, routing), `clock` (the coordinator's clock on the wall
+clock), `share_polls` (ShareFetch long polls), `recording` (exchanges kept, the gate holding
+requests), `controls` (the notebook's pause, step, resume), `lab_controls` (the failure lab's
+faults and leadership moves), `cli` (`kgroup serve`).
 Nothing in kgroup imports this package except the command line, lazily.
 """
 from kgroup.serve.server import Server

@@ -23,6 +23,8 @@ from kgroup.lab import Leadership
 from kgroup.log import partition_for
 from kgroup.log.batch import read_batches
 from kgroup.protocol import get, ms
+from kgroup.serve.share_polls import Wakeup
+from kgroup.serve.transactions import SendMarkers, TransactionCoordinator
 
 NODE_ID = 0
 _CONSUMER_OFFSETS, _TRANSACTION_STATE, _SHARE_GROUP_STATE = "__consumer_offsets", "__transaction_state", "__share_group_state"
@@ -72,11 +74,15 @@ class Broker:
 
     `served` (api key -> (min, max)) is what ApiVersions advertises; the server fills it
     with every API it routes. `auto_create_topics`: Metadata creates unknown topics (Kafka's
-    auto.create.topics.enable, on by default as in Kafka) with `default_partitions`."""
+    auto.create.topics.enable, on by default as in Kafka) with `default_partitions`.
+    `send_markers`: the group coordinator's door for the transaction coordinator (None: no
+    transactions served); `on_data`: called after every produce that appended data (and every
+    transaction's markers)."""
 
     def __init__(self, coordinator: Any, host: str, port: int, *, cluster_id: str = "kgroup",
                  auto_create_topics: bool = True, default_partitions: int = 1,
-                 leadership: Leadership | None = None, ports: list[int] | None = None) -> None:
+                 leadership: Leadership | None = None, ports: list[int] | None = None,
+                 send_markers: SendMarkers | None = None, on_data: Wakeup | None = None) -> None:
         self.coordinator = coordinator
         self.cluster = coordinator.cluster
         self.host, self.port = host, port
@@ -93,10 +99,10 @@ class Broker:
         self.features: dict[str, int] = {"group.version": 1}
         #: resolved on the next produce; long-polling fetches wait on it
         self._produced: asyncio.Future | None = None
-        #: called after every produce that appended data (the server's share long polls)
-        self.on_data: Any = None
-        #: the transaction coordinator (the server sets it: it needs the group coordinator's door)
-        self.transactions: Any = None
+        #: called after data arrived (a produce, a transaction's markers): the server's share long polls
+        self.on_data = on_data
+        self.transactions = (TransactionCoordinator(coordinator, send_markers, self.data_arrived)
+                             if send_markers is not None else None)
         #: idempotent producers (Kafka's ProducerStateManager, soft state here):
         #: (topic id, partition, producer id) -> (epoch, [(first seq, last seq, base offset)...])
         self._producers: dict[tuple[Any, int, int], tuple[int, list[tuple[int, int, int]]]] = {}

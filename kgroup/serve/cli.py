@@ -1,4 +1,4 @@
-"""`kgroup serve`: its arguments and the glue around `Server` (`kgroup.cli` adds them to its parser).
+"""`kgroup serve`: the subcommand (its parser, which `kgroup.cli` mounts) and the glue around `Server`.
 
 Serves until SIGINT or SIGTERM, then stops cleanly; with --log-dir the coordinator's logs
 (`__consumer_offsets`, `__share_group_state`) and every topic's produced batches are written
@@ -36,7 +36,23 @@ def parse_config(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def add_serve_parser(top: Any, formatter: Any) -> argparse.ArgumentParser:
+    """Add the `serve` command to the `kgroup` subparsers `top`."""
+    p = top.add_parser("serve", help="serve real Kafka clients on loopback", formatter_class=formatter,
+                       description="A Kafka-protocol endpoint in front of kgroup's coordinator: one broker\n"
+                                   "leading every partition (or --brokers N sharing them), groups served by\n"
+                                   "kgroup. Prints the addresses it listens on; stops on SIGINT/SIGTERM.",
+                       epilog="examples:\n  kgroup serve --topic orders:3 --log-dir /tmp/kgroup-logs\n"
+                              "  kgroup serve --brokers 3 --kafka-version 3.9\n"
+                              "  kgroup serve --fault 'Heartbeat group=g delay=12000 times=1' "
+                              "--fault 'OffsetCommit drop=after nth=2'\n")
+    add_arguments(p)
+    p.set_defaults(run=run, prog_name="kgroup serve")
+    return p
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The `serve` command's arguments."""
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=9092, help="port to listen on; 0 picks a free one (default: 9092)")
     p.add_argument("--topic", type=parse_topic, action="append", default=[], metavar="NAME[:PARTITIONS]",

@@ -7,7 +7,7 @@ dynamic topic configs when set) but change nothing in how the simulated broker b
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from kgroup.errors import ErrorCode
 from kgroup.protocol import request, to_data
@@ -32,6 +32,15 @@ TOPIC_CONFIGS: dict[str, tuple[str, int]] = {
 }
 
 
+class CoordinatorPart(Protocol):
+    """The group coordinator's part of one request: `sub`, the request holding only its GROUP
+    resources (None: it has none), through `Coordinator.handle`; returns the answer's `field`
+    list as data. The server provides it for each request (`Server._route`), bound to that
+    request's client and broker."""
+
+    def __call__(self, sub: Any, field: str) -> list: ...
+
+
 class Configs:
     """Topic configs set by clients (soft state: by topic id, so a re-created topic starts afresh)."""
 
@@ -40,7 +49,7 @@ class Configs:
         self.topics: dict[Any, dict[str, str]] = {}
 
     # -- the two APIs, split by resource type ---------------------------------------------------
-    def describe(self, req: Any, version: int, coordinator_answer: Any) -> dict:
+    def describe(self, req: Any, version: int, coordinator_answer: CoordinatorPart) -> dict:
         groups = iter(coordinator_answer(_only_groups(req, version, 32, include_synonyms=req.include_synonyms,
                                                       include_documentation=getattr(req, "include_documentation",
                                                                                     False)), "results"))
@@ -52,7 +61,7 @@ class Configs:
             results.append(self._describe_one(res))
         return {"throttle_time": 0, "results": results}
 
-    def alter(self, req: Any, version: int, coordinator_answer: Any) -> dict:
+    def alter(self, req: Any, version: int, coordinator_answer: CoordinatorPart) -> dict:
         groups = iter(coordinator_answer(_only_groups(req, version, 44, validate_only=req.validate_only), "responses"))
         responses = []
         for res in req.resources:

@@ -22,6 +22,14 @@ from kgroup.protocol import ms, request
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 
+#: hands a WriteTxnMarkers request to the group coordinator, as Kafka's transaction coordinator
+#: sends one to the `__consumer_offsets` partitions' leader (`Server._write_txn_markers` provides
+#: it: through `Coordinator.handle`, recorded like any request)
+SendMarkers = Callable[[Any], None]
+#: the markers moved the last stable offset: wakes the fetches waiting for data
+#: (`Broker.data_arrived` provides it)
+MarkersWritten = Callable[[], None]
+
 
 @dataclass
 class Transaction:
@@ -44,12 +52,14 @@ class Transaction:
 
 
 class TransactionCoordinator:
-    """`send_markers(request)` hands a WriteTxnMarkers request to the group coordinator."""
+    """The transactions of the clients of `coordinator`'s cluster: `send_markers` reaches the
+    group coordinator, `markers_written` the fetches waiting on the data partitions."""
 
-    def __init__(self, broker: Any, send_markers: Callable[[Any], Any]) -> None:
-        self.broker = broker
-        self.cluster = broker.cluster
+    def __init__(self, coordinator: Any, send_markers: SendMarkers, markers_written: MarkersWritten) -> None:
+        self.coordinator = coordinator
+        self.cluster = coordinator.cluster
         self.send_markers = send_markers
+        self.markers_written = markers_written
         self.transactions: dict[str, Transaction] = {}
 
     def _fenced(self, txn: Transaction | None, producer_id: int, epoch: int) -> ErrorCode | None:
@@ -115,11 +125,11 @@ class TransactionCoordinator:
 
     def _begin(self, txn: Transaction) -> None:
         if txn.state == "Empty":
-            txn.started_ms = self.broker.coordinator.now()
+            txn.started_ms = self.coordinator.now()
 
     def expire_timed_out(self) -> None:
         """Abort the transactions open longer than their timeout and fence their producers."""
-        now = self.broker.coordinator.now()
+        now = self.coordinator.now()
         for txn in self.transactions.values():
             if txn.state == "Ongoing" and txn.started_ms is not None and now - txn.started_ms > txn.timeout_ms:
                 self._complete(txn, commit=False)
@@ -129,7 +139,7 @@ class TransactionCoordinator:
         for topic, partition in sorted(txn.partitions):
             if topic in self.cluster and txn.producer_id in self.cluster.open_transactions(topic, partition):
                 self.cluster.end_transaction(topic, partition, txn.producer_id, commit=commit)
-        offsets_partitions = sorted({self.broker.coordinator.partition_for(g) for g in txn.groups})
+        offsets_partitions = sorted({self.coordinator.partition_for(g) for g in txn.groups})
         if offsets_partitions:
             self.send_markers(request("WriteTxnMarkers", 1, markers=[{
                 "producer_id": txn.producer_id, "producer_epoch": txn.producer_epoch,
@@ -138,4 +148,4 @@ class TransactionCoordinator:
         txn.partitions.clear()
         txn.groups.clear()
         txn.started_ms = None
-        self.broker.data_arrived()  # the last stable offset moved: waiting read_committed fetches
+        self.markers_written()  # the last stable offset moved: waiting read_committed fetches
