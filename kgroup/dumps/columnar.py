@@ -31,6 +31,8 @@ import pyarrow.compute as pc
 
 from kgroup.log.batch import _ZZ1, _ZZ2, read_varint
 
+from .columns import arrow_schema, const_arrays
+
 __all__ = ["RunBatch", "Layout", "Block", "parse_run"]
 
 _PAD = bytes(16)  # lets the vectorised reads run a few bytes past the end without bounds checks
@@ -398,16 +400,11 @@ class Block:
         return {name: batch.column(name).to_pylist() for name in batch.schema.names}
 
     def to_arrow(self) -> Any:
-        """The rows as a `pyarrow.RecordBatch` with `ranges.arrow_schema()`, in log order."""
-        from .ranges import _CONST, arrow_schema  # ranges imports this module
-
+        """The rows as a `pyarrow.RecordBatch` with `columns.arrow_schema()`, in log order."""
         schema = arrow_schema()
         layout = self.layout
         n = len(layout)
-        cols: dict[str, Any] = {}
-        for name, v in zip(_CONST, self.const):
-            typ = schema.field(name).type
-            cols[name] = pa.nulls(n, typ) if v is None else pa.repeat(pa.scalar(v, typ), n)
+        cols = const_arrays(self.const, n)
         batch = pa.array(layout.batch)
         cols["offset"] = pa.array(layout.offset)
         cols["timestamp"] = pa.array(layout.timestamp)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from kgroup.records.records import CONSUMER_OFFSETS
 
-from .model import DumpEntry, DumpReport
+from .model import DumpEntry, DumpReport, text_lines
 from .textforms import Parsed, parse_console_json, parse_console_legacy
 
 __all__ = ["read_console_lines", "looks_like_console", "strip_prefixes"]
@@ -69,12 +69,7 @@ def _entry(source: str, lineno: int, parsed: Parsed, topic: str | None, prefix: 
 def read_console_lines(lines: Iterable[str], source: str, report: DumpReport, *, topic: str | None = None,
                        tick: Callable[[int], None] = lambda n: None) -> Iterator[DumpEntry]:
     """Entries of one saved console-consumer output (an iterable of its lines)."""
-    for lineno, raw in enumerate(lines, 1):
-        tick(len(raw))
-        report.lines_read += 1
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
+    for lineno, line in text_lines(lines, report, tick):
         body, prefix = strip_prefixes(line)
         if body.startswith("{"):
             pos, n = 0, len(body)

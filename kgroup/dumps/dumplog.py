@@ -29,7 +29,7 @@ from typing import Any
 from kgroup.log.segment import parse_partition_dir_name
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
-from .model import BatchInfo, DumpEntry, DumpReport
+from .model import BatchInfo, DumpEntry, DumpReport, text_lines
 from .textforms import parse_dump_key_payload
 from .txn import TxnOrder
 
@@ -189,12 +189,7 @@ def read_dump_log_lines(lines: Iterable[str], source: str, report: DumpReport, *
     batch: BatchInfo | None = None
     text_topic_known = topic is not None
 
-    for lineno, raw in enumerate(lines, 1):
-        tick(len(raw))
-        report.lines_read += 1
-        line = raw.rstrip("\r\n")
-        if not line.strip():
-            continue
+    for lineno, line in text_lines(lines, report, tick):
         if line.startswith("Dumping "):
             new = _section_for(line[len("Dumping "):].strip(), source, explicit_topic)
             if (new.topic, new.partition) != (section.topic, section.partition):

@@ -1,7 +1,10 @@
-"""The value types of the dump readers: entries, problems, batch headers and the running report."""
+"""The value types of the dump readers (entries, problems, batch headers and the running report),
+and what every reader does alike: open a file (`reading`), count text lines (`text_lines`)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +21,18 @@ class DumpError(Exception):
 
     Bad *content* never raises: it is counted in the `DumpReport` and listed as a `DumpProblem`.
     """
+
+
+@contextmanager
+def reading(path: Any) -> Iterator[None]:
+    """Around opening or reading `path`: a missing file stays FileNotFoundError (the caller names
+    it), any other OSError becomes a DumpError that says which path could not be read."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise DumpError(f"cannot read {path}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -191,17 +206,20 @@ class DumpReport:
 
     # ---- counting (used by the readers) --------------------------------------------------
     def problem(self, file: str, reason: str, *, position: int | None = None, line: int | None = None) -> None:
-        if len(self.problems) < self.max_problems:
-            self.problems.append(DumpProblem(file, position, line, reason))
-        else:
+        if not self._keep(self.problems, DumpProblem(file, position, line, reason)):
             self.problems_dropped += 1
 
     def warning(self, file: str, reason: str, *, position: int | None = None, line: int | None = None) -> None:
         """Something skipped on purpose, as Kafka skips it (a record of an unknown type)."""
-        if len(self.warnings) < self.max_problems:
-            self.warnings.append(DumpProblem(file, position, line, reason))
-        else:
+        if not self._keep(self.warnings, DumpProblem(file, position, line, reason)):
             self.warnings_dropped += 1
+
+    def _keep(self, kept: list[DumpProblem], item: DumpProblem) -> bool:
+        """Add `item` to `kept` unless that holds `max_problems` already; False: left out."""
+        if len(kept) < self.max_problems:
+            kept.append(item)
+            return True
+        return False
 
     def unreadable(self, entry: DumpEntry, file: str, *, position: int | None = None,
                    line: int | None = None) -> None:
@@ -303,3 +321,14 @@ class DumpReport:
         return (f"DumpReport(entries={self.entries}, records={self.records}, partial={self.partial}, "
                 f"control={self.control}, unknown={self.unknown}, decode_errors={self.decode_errors}, "
                 f"corrupt_spans={self.corrupt_spans}, garbage_lines={self.garbage_lines})")
+
+
+def text_lines(lines: Iterable[str], report: DumpReport, tick: Callable[[int], None]) -> Iterator[tuple[int, str]]:
+    """(1-based number, text without its line end) of each non-blank line of a text dump; every
+    line read, blank or not, is counted in `report.lines_read` and its length told to `tick`."""
+    for lineno, raw in enumerate(lines, 1):
+        tick(len(raw))
+        report.lines_read += 1
+        line = raw.rstrip("\r\n")
+        if line.strip():
+            yield lineno, line

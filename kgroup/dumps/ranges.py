@@ -19,7 +19,7 @@ both are plain Python so they can be tested and profiled without a cluster.
   partition, hopping over batch headers and reading control batches only (no other task, no
   shuffle, nothing collected).
 - Rows come out as `columnar.Block`s and `Chunk`s, turned into Arrow record batches (`COLUMNS`,
-  `arrow_schema`). Plain OffsetCommit records (the bulk of any dump) never become Python
+  `arrow_schema`, from `kgroup.dumps.columns`). Plain OffsetCommit records (the bulk of any dump) never become Python
   objects: their JSON (exactly `record.to_json()`) is assembled by Arrow. Other records are
   decoded to typed records and rendered with a reused JSON encoder (`record_json`), identical
   to `to_json`.
@@ -53,8 +53,9 @@ from kgroup.records.records import (CONSUMER_OFFSETS, SHARE_GROUP_STATE, key_ren
 from kgroup.records.uuids import uuid_to_kafka_str
 
 from .columnar import Block, RunBatch, parse_run
-from .model import DumpEntry, DumpError, DumpReport
-from .reader import _plan, _size, read_dump
+from .columns import COLUMNS, CONST_COLUMNS, arrow_schema, const_arrays
+from .model import DumpEntry, DumpReport
+from .reader import _path_list, _plan, _size, read_dump
 from .segments import SegmentUnit
 
 __all__ = ["COLUMNS", "ScanTask", "ScanPlan", "plan_scan", "batch_cuts", "run_task", "Chunk", "add_entry",
@@ -63,41 +64,7 @@ __all__ = ["COLUMNS", "ScanTask", "ScanPlan", "plan_scan", "batch_cuts", "run_ta
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 DEFAULT_CHUNK_ROWS = 32 * 1024
 
-#: The columns of a row, in order, with their type (Spark names: string, short, int, long, boolean).
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("source", "string"),            # file the row was read from
-    ("kind", "string"),              # segment | dump-log | console
-    ("topic", "string"),             # __consumer_offsets | __share_group_state
-    ("partition", "int"),            # partition of that topic (null when unknown)
-    ("offset", "long"),
-    ("position", "long"),            # byte position of the batch (segments) / of a corrupt span
-    ("line", "long"),                # 1-based line (text dumps)
-    ("timestamp", "long"),
-    ("record_type", "string"),       # OffsetCommit, GroupMetadata, ... (null: control/unknown/corrupt)
-    ("record_type_id", "short"),     # the key's int16 type prefix
-    ("key", "string"),               # the key as Kafka prints it: {"type":1,"data":{...}}
-    ("group_id", "string"),
-    ("member_id", "string"),
-    ("topic_name", "string"),        # the committed topic (OffsetCommit)
-    ("topic_partition", "int"),      # the committed / share partition
-    ("topic_id", "string"),          # Kafka's base64 uuid (share-group state keys, OffsetCommit v4)
-    ("committed_offset", "long"),
-    ("leader_epoch", "int"),
-    ("commit_timestamp", "long"),
-    ("generation", "int"),           # classic generation, group epoch, or target assignment epoch
-    ("member_epoch", "int"),
-    ("tombstone", "boolean"),
-    ("txn", "string"),               # none | committed | aborted | open
-    ("producer_id", "long"),
-    ("control", "string"),           # COMMIT / ABORT / ... for control records
-    ("json", "string"),              # record.to_json(), Kafka's console-formatter JSON
-    ("error", "string"),             # why the row has no decoded record, with its position
-    ("problem", "string"),           # null for entries; corrupt_span / garbage_line otherwise
-    ("corrupt_bytes", "long"),       # length of a corrupt span
-)
-
-# Column groups of a Chunk: per task (constant), per record from the key (see Chunk for the rest).
-_CONST = ("source", "kind", "topic", "partition")
+# Column groups of a Chunk besides the per-task CONST_COLUMNS: per record from the key (see Chunk for the rest).
 _KEYCOLS = ("record_type", "record_type_id", "key", "group_id", "member_id", "topic_name", "topic_partition")
 _NO_KEY = (None, None, None, None, None, None, None)
 _UNDECIDED = "?"
@@ -139,14 +106,7 @@ def plan_scan(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     """
     if split_bytes <= 0:
         raise ValueError(f"split_bytes must be positive, got {split_bytes}")
-    if topic not in (None, CONSUMER_OFFSETS, SHARE_GROUP_STATE):
-        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r} or {SHARE_GROUP_STATE!r}, not {topic!r}")
-    if isinstance(paths, (str, os.PathLike)):
-        path_list = [Path(paths)]
-    else:
-        path_list = [Path(p) for p in paths]
-    if not path_list:
-        raise DumpError("no dump paths given")
+    path_list = _path_list(paths, topic)
     plan = ScanPlan(topic=topic)
     for kind, item in _plan(path_list, topic):
         if kind != "segment":
@@ -336,14 +296,12 @@ class Chunk:
         """The rows as a `pyarrow.RecordBatch` with `arrow_schema()`."""
         schema = arrow_schema()
         n = len(self)
-        cols: dict[str, Any] = {}
         if self.const is not None:
-            for name, v in zip(_CONST, self.const):
-                typ = schema.field(name).type
-                cols[name] = pa.nulls(n, typ) if v is None else pa.repeat(pa.scalar(v, typ), n)
+            cols = const_arrays(self.const, n)
         else:
-            per_row = list(zip(*self.const_rows)) if n else [()] * len(_CONST)
-            for name, col in zip(_CONST, per_row):
+            cols = {}
+            per_row = list(zip(*self.const_rows)) if n else [()] * len(CONST_COLUMNS)
+            for name, col in zip(CONST_COLUMNS, per_row):
                 cols[name] = pa.array(col, schema.field(name).type)
         # key columns: the chunk's distinct keys, taken per row
         idx = pa.array(self.kidx, pa.int32())
@@ -371,19 +329,7 @@ _DENSE = ("offset", "timestamp", "committed_offset", "leader_epoch", "commit_tim
           "producer_id", "txn")
 _SPARSE = ("line", "topic_id", "generation", "member_epoch", "tombstone", "control", "json", "error", "problem",
            "corrupt_bytes")
-assert sorted(_CONST + _KEYCOLS + _DENSE + _SPARSE) == sorted(n for n, _ in COLUMNS)
-
-_ARROW_SCHEMA = None
-
-
-def arrow_schema() -> Any:
-    """`COLUMNS` as a pyarrow schema."""
-    global _ARROW_SCHEMA
-    if _ARROW_SCHEMA is None:
-        types = {"string": pa.string(), "short": pa.int16(), "int": pa.int32(), "long": pa.int64(),
-                 "boolean": pa.bool_()}
-        _ARROW_SCHEMA = pa.schema([pa.field(n, types[t]) for n, t in COLUMNS])
-    return _ARROW_SCHEMA
+assert sorted(CONST_COLUMNS + _KEYCOLS + _DENSE + _SPARSE) == sorted(n for n, _ in COLUMNS)
 
 
 # -- record fields ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
 from .console import looks_like_console, read_console_lines
 from .dumplog import looks_like_dump_log, read_dump_log_lines
-from .model import DumpEntry, DumpError, DumpReport
+from .model import DumpEntry, DumpError, DumpReport, reading
 from .segments import SegmentUnit, looks_like_segment, read_units, segment_units
 
 __all__ = ["open_dump", "read_dump"]
@@ -25,7 +25,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 def _head(path: Path) -> tuple[bytes, bool]:
     """The first bytes of a file (decompressed if gzip) and whether it was gzip."""
-    try:
+    with reading(path):
         with open(path, "rb") as f:
             raw = f.read(_HEAD)
         if raw.startswith(_GZIP_MAGIC):
@@ -35,10 +35,6 @@ def _head(path: Path) -> tuple[bytes, bool]:
                 except (OSError, EOFError):
                     return b"", True
         return raw, False
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise DumpError(f"cannot read {path}: {exc}") from exc
 
 
 _CONTROL = bytes(range(0, 9)) + bytes(range(14, 32))
@@ -141,6 +137,20 @@ def _plan(paths: Iterable[Path], topic: str | None) -> list[tuple[str, Path | Se
     return plan
 
 
+def _path_list(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], topic: str | None) -> list[Path]:
+    """`paths` (one path or many) as a list, once it and `topic` pass the checks that `read_dump`
+    (and `ranges.plan_scan`) make before reading anything."""
+    if topic not in (None, CONSUMER_OFFSETS, SHARE_GROUP_STATE):
+        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r} or {SHARE_GROUP_STATE!r}, not {topic!r}")
+    if isinstance(paths, (str, os.PathLike)):
+        path_list = [Path(paths)]
+    else:
+        path_list = [Path(p) for p in paths]
+    if not path_list:
+        raise DumpError("no dump paths given")
+    return path_list
+
+
 def _size(p: Path) -> int:
     try:
         return p.stat().st_size
@@ -169,15 +179,7 @@ def read_dump(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], 
     `kgroup.dumps.txn` for the memory bound). Memory otherwise: one segment file at a time;
     text dumps are read line by line.
     """
-    if topic not in (None, CONSUMER_OFFSETS, SHARE_GROUP_STATE):
-        raise DumpError(f"topic must be {CONSUMER_OFFSETS!r} or {SHARE_GROUP_STATE!r}, not {topic!r}")
-    if isinstance(paths, (str, os.PathLike)):
-        path_list = [Path(paths)]
-    else:
-        path_list = [Path(p) for p in paths]
-    if not path_list:
-        raise DumpError("no dump paths given")
-    plan = _plan(path_list, topic)
+    plan = _plan(_path_list(paths, topic), topic)
     rep = report if report is not None else DumpReport()
     total = 0
     for kind, item in plan:
@@ -218,12 +220,8 @@ def _stream(plan: list[tuple[str, Path | SegmentUnit]], topic: str | None, repor
 
 
 def _read_text(kind: str, path: Path, topic: str | None, report: DumpReport, tick) -> Iterator[DumpEntry]:
-    try:
+    with reading(path):
         f = _open_text(path)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise DumpError(f"cannot read {path}: {exc}") from exc
     report.files += 1
     report.bytes_read += _size(path)
     with f:

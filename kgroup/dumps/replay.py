@@ -471,12 +471,8 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
         num_partitions = md_offsets.partition_count
         reason = f"the {CONSUMER_OFFSETS} partition count in the cluster metadata"
     else:
-        num_partitions, reason = infer_num_partitions(placements)
-        if num_partitions is None:
-            fallback = max(DEFAULT_OFFSETS_PARTITIONS, highest + 1)
-            warnings.warn(f"{reason}; replaying with {_NUM_PARTITIONS}={fallback} (records stay on the "
-                          f"partitions the dump has them on)", stacklevel=3)
-            num_partitions, reason = fallback, f"{reason}; fell back to {fallback}"
+        num_partitions, reason = _inferred_partitions(placements, highest, DEFAULT_OFFSETS_PARTITIONS, _NUM_PARTITIONS,
+                                                      "group", stacklevel=4)
     overrides[_NUM_PARTITIONS] = num_partitions
     stats = ReplayStats(num_partitions, reason, offset=offset, at=at_ms, after_cut=after_cut,
                         unknown_types=unknown_types, cluster_metadata=md.as_dict() if md is not None else None)
@@ -506,6 +502,19 @@ def _replay(paths_or_entries: Any, *, offset: int | None, at: int | str | dateti
     return c
 
 
+def _inferred_partitions(placements: Mapping[str, int], highest: int, default: int, setting: str, what: str, *,
+                         stacklevel: int) -> tuple[int, str]:
+    """`infer_num_partitions`, else (with a warning) the larger of Kafka's `default` and one above the
+    `highest` partition the dump has records on; and why. `stacklevel`: the warning's, counted from this function."""
+    n, reason = infer_num_partitions(placements, what=what)
+    if n is None:
+        fallback = max(default, highest + 1)
+        warnings.warn(f"{reason}; replaying with {setting}={fallback} (records stay on the "
+                      f"partitions the dump has them on)", stacklevel=stacklevel)
+        n, reason = fallback, f"{reason}; fell back to {fallback}"
+    return n, reason
+
+
 def _share_state_log(by_partition: dict[int | None, list[DumpEntry]], placements: dict[str, int],
                      overrides: dict[str, Any], stats: ReplayStats, warned: set[str]) -> OffsetsLog:
     """`__share_group_state` entries as the share coordinator's log; the partition count given
@@ -518,12 +527,8 @@ def _share_state_log(by_partition: dict[int | None, list[DumpEntry]], placements
             raise DumpError(f"the dump has {SHARE_GROUP_STATE} records on partition {highest} but "
                             f"{_SHARE_NUM_PARTITIONS} is {n}")
     else:
-        n, reason = infer_num_partitions(placements, what="share-partition")
-        if n is None:
-            fallback = max(DEFAULT_SHARE_STATE_PARTITIONS, highest + 1)
-            warnings.warn(f"{reason}; replaying with {_SHARE_NUM_PARTITIONS}={fallback} (records stay on the "
-                          f"partitions the dump has them on)", stacklevel=4)
-            n, reason = fallback, f"{reason}; fell back to {fallback}"
+        n, reason = _inferred_partitions(placements, highest, DEFAULT_SHARE_STATE_PARTITIONS, _SHARE_NUM_PARTITIONS,
+                                         "share-partition", stacklevel=5)
     overrides[_SHARE_NUM_PARTITIONS] = n
     stats.share_num_partitions, stats.share_num_partitions_reason = n, reason
     for e in by_partition.pop(None, []):  # no partition in the dump: where Kafka puts the share-partition

@@ -21,7 +21,7 @@ from kgroup.log.segment import parse_partition_dir_name, parse_segment_file_name
 from kgroup.records import RecordError, UnknownRecordTypeError, decode_record
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE
 
-from .model import BatchInfo, DumpEntry, DumpError, DumpReport
+from .model import BatchInfo, DumpEntry, DumpReport, reading
 from .txn import TxnOrder
 
 __all__ = ["SegmentUnit", "segment_units", "read_units", "COORDINATOR_TOPICS", "looks_like_segment"]
@@ -152,12 +152,8 @@ def read_units(units: list[SegmentUnit], report: DumpReport, tick: Callable[[int
         order = TxnOrder()
         for seg in unit.files:
             path = str(seg)
-            try:
+            with reading(path):
                 data = seg.read_bytes()
-            except FileNotFoundError:
-                raise
-            except OSError as exc:
-                raise DumpError(f"cannot read {path}: {exc}") from exc
             report.files += 1
             report.bytes_read += len(data)
             for item in read_batches(data, source=path):

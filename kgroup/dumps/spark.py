@@ -52,7 +52,7 @@ _TYPES = {"string": T.StringType(), "short": T.ShortType(), "int": T.IntegerType
 
 
 def schema() -> T.StructType:
-    """The row schema of `load` (see `kgroup.dumps.ranges.COLUMNS` for what each column holds)."""
+    """The row schema of `load` (see `kgroup.dumps.columns.COLUMNS` for what each column holds)."""
     return T.StructType([T.StructField(name, _TYPES[t], True) for name, t in COLUMNS])
 
 

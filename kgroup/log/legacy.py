@@ -34,29 +34,28 @@ def _fields(buf: bytes, pos: int, end: int, magic: int) -> tuple[int, bytes | No
         pos += 8
     else:
         ts = NO_TIMESTAMP
-    (klen,) = _I32.unpack_from(buf, pos)
-    pos += 4
-    if klen == -1:
-        key = None
-    elif klen < 0 or pos + klen > end:
-        raise ValueError(f"invalid key length {klen}")
-    else:
-        key = buf[pos:pos + klen]
-        pos += klen
-    if pos + 4 > end:
-        raise ValueError("message ends inside the value length")
-    (vlen,) = _I32.unpack_from(buf, pos)
-    pos += 4
-    if vlen == -1:
-        value = None
-    elif vlen < 0 or pos + vlen > end:
-        raise ValueError(f"invalid value length {vlen}")
-    else:
-        value = buf[pos:pos + vlen]
-        pos += vlen
+    key, pos = _blob(buf, pos, end, "key")
+    value, pos = _blob(buf, pos, end, "value")
     if pos != end:
         raise ValueError(f"{end - pos} unexpected bytes after the value")
     return ts, key, value
+
+
+def _blob(buf: bytes, pos: int, end: int, what: str) -> tuple[bytes | None, int]:
+    """The key or value at `pos` (int32 length, -1 for null, then the bytes) and where it ends.
+
+    (For the key the first check never fires: the callers' `MIN_MESSAGE_SIZE` check leaves room
+    for both lengths.)
+    """
+    if pos + 4 > end:
+        raise ValueError(f"message ends inside the {what} length")
+    (n,) = _I32.unpack_from(buf, pos)
+    pos += 4
+    if n == -1:
+        return None, pos
+    if n < 0 or pos + n > end:
+        raise ValueError(f"invalid {what} length {n}")
+    return buf[pos:pos + n], pos + n
 
 
 def _inner_messages(buf: bytes, wrapper_magic: int) -> list[tuple[int, int, int, bytes | None, bytes | None]]:

@@ -143,22 +143,25 @@ def read_partition_dir(path: str | os.PathLike[str], *, strict: bool = False) ->
 
 def read_offset_index(path: str | os.PathLike[str], base_offset: int | None = None) -> list[tuple[int, int]]:
     """(absolute offset, position) entries of an `.index` file; trailing zero (preallocated) entries dropped."""
-    data = Path(path).read_bytes()
-    if base_offset is None:
-        base_offset = parse_segment_file_name(Path(path).with_suffix(".log")) or 0
-    entries = list(_OFFSET_ENTRY.iter_unpack(data[:len(data) // 8 * 8]))
-    # A real entry never has position 0 (the first one comes after index_interval_bytes).
-    while entries and entries[-1] == (0, 0):
-        entries.pop()
+    base_offset, entries = _read_index(path, base_offset, _OFFSET_ENTRY)
     return [(base_offset + rel, pos) for rel, pos in entries]
 
 
 def read_time_index(path: str | os.PathLike[str], base_offset: int | None = None) -> list[tuple[int, int]]:
     """(timestamp, absolute offset) entries of a `.timeindex` file; zero entries at the end dropped."""
+    base_offset, entries = _read_index(path, base_offset, _TIME_ENTRY)
+    return [(ts, base_offset + rel) for ts, rel in entries]
+
+
+def _read_index(path: str | os.PathLike[str], base_offset: int | None,
+                entry: struct.Struct) -> tuple[int, list[tuple[int, int]]]:
+    """The base offset (given, else the segment's from the file name, else 0) and the index's
+    entries without the zero (preallocated) ones at the end; a partial last entry is ignored."""
     data = Path(path).read_bytes()
     if base_offset is None:
         base_offset = parse_segment_file_name(Path(path).with_suffix(".log")) or 0
-    entries = list(_TIME_ENTRY.iter_unpack(data[:len(data) // 12 * 12]))
+    entries = list(entry.iter_unpack(data[:len(data) // entry.size * entry.size]))
+    # A real offset-index entry never has position 0 (the first one comes after index_interval_bytes).
     while entries and entries[-1] == (0, 0):
         entries.pop()
-    return [(ts, base_offset + rel) for ts, rel in entries]
+    return base_offset, entries

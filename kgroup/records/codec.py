@@ -96,6 +96,12 @@ _BASE_NS: dict[str, Any] = {
 _COMPILED: dict[tuple, Callable] = {}
 
 
+def _compiled(key: tuple, compile_: Callable) -> Callable:
+    """`compile_(*key[1:])`, kept under `key` (what a `get_*` function did not find in `_COMPILED`)."""
+    fn = _COMPILED[key] = compile_(*key[1:])
+    return fn
+
+
 class _Src:
     """Source-code builder: indented lines plus a namespace of constants."""
 
@@ -183,10 +189,7 @@ def get_decoder(s: Struct, version: int, flexible: bool, top: bool,
     """`wrap`: a record class; the top-level decoder then is ``decode(buf, key) -> record``
     (saves a call and a tuple on the hot path of `decode_record`)."""
     key = ("dec", s, version, flexible, top, wrap)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        fn = _COMPILED[key] = _compile_decoder(s, version, flexible, top, wrap)
-    return fn
+    return _COMPILED.get(key) or _compiled(key, _compile_decoder)
 
 
 def _compile_decoder(s: Struct, version: int, flexible: bool, top: bool,
@@ -494,10 +497,7 @@ def get_encoder(s: Struct, version: int, flexible: bool, top: bool,
                 prefix: int | None = None) -> Callable:
     """`prefix`: the int16 a top-level encoder writes first (default: `version`)."""
     key = ("enc", s, version, flexible, top, prefix)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        fn = _COMPILED[key] = _compile_encoder(s, version, flexible, top, prefix)
-    return fn
+    return _COMPILED.get(key) or _compiled(key, _compile_encoder)
 
 
 def _compile_encoder(s: Struct, version: int, flexible: bool, top: bool,
@@ -679,10 +679,7 @@ def _emit_write_array(src: _Src, f: Field, v: str, version: int, flexible: bool,
 
 def get_renderer(s: Struct, version: int, flexible: bool) -> Callable:
     key = ("json", s, version, flexible)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        fn = _COMPILED[key] = _compile_renderer(s, version, flexible)
-    return fn
+    return _COMPILED.get(key) or _compiled(key, _compile_renderer)
 
 
 def _compile_renderer(s: Struct, version: int, flexible: bool) -> Callable:

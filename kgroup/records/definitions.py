@@ -8,9 +8,14 @@ int16 in front of a key is the record *type*, not a version.
 
 Conventions: `versions` defaults to "0+"; `nullable=` gives nullableVersions;
 `tag=` makes a field tagged (taggedVersions = versions unless `tagged=` says
-otherwise); `default=` is Kafka's explicit default (None for "null").
+otherwise); `default=` is Kafka's explicit default (None for "null"). Records
+from type 3 on, and the share-state ones, are declared with `_record` (value
+version 0 only, flexible; key and value named `<name>Key` and `<name>Value`);
+layouts the three group types' records have alike are stated once.
 """
 from __future__ import annotations
+
+from typing import Any, Callable
 
 from .schema import ZERO_UUID, Field as F, Message, RecordSchema, Struct as S
 
@@ -28,6 +33,12 @@ def _group_key(name: str) -> Message:
 
 def _member_key(name: str) -> Message:
     return _key(name, F("GroupId", "string"), F("MemberId", "string"))
+
+
+def _record(type_: int, name: str, key: Callable[[str], Message], *value_fields: F, **kw: Any) -> RecordSchema:
+    """A record whose value has version 0 only, flexible (types 3 on, and `__share_group_state`'s):
+    key `<name>Key` built by `key`, value `<name>Value` holding `value_fields`."""
+    return RecordSchema(type_, name, key(f"{name}Key"), Message(f"{name}Value", *value_fields, flexible="0+"), **kw)
 
 
 # --- 0: LegacyOffsetCommit (written by 0.8.2 brokers; later brokers write type 1) -------------
@@ -100,37 +111,58 @@ GROUP_METADATA = RecordSchema(
     default_version=3,
 )
 
+# --- layouts the consumer, share and streams group records have alike ---------------------------
+
+
+def _topics_metadata() -> F:
+    """The subscribed topics' metadata of the *GroupPartitionMetadata records (4, 9, 18). A new
+    struct per record: each value class gets nested classes of its own."""
+    return F("Topics", [S("TopicMetadata",
+                          F("TopicId", "uuid"),
+                          F("TopicName", "string"),
+                          F("NumPartitions", "int32"),
+                          F("PartitionMetadata", [S("PartitionMetadata",
+                                                    F("Partition", "int32"),
+                                                    F("Racks", "[]string"))]))])
+
+
+# The *GroupTargetAssignmentMetadata records (6, 12, 20).
+_TARGET_ASSIGNMENT_METADATA_FIELDS = (
+    F("AssignmentEpoch", "int32"),
+    # KIP-1263 (4.3), for the three group types: when the assignment computation finished.
+    F("AssignmentTimestamp", "int64", tag=0, default=0),
+)
+
+
+def _target_topic_partitions() -> F:
+    """A member's target assignment in the consumer (7) and share (13) group records; a new
+    struct per record, as for `_topics_metadata`."""
+    return F("TopicPartitions", [S("TopicPartition",
+                                   F("TopicId", "uuid"),
+                                   F("Partitions", "[]int32"))])
+
+
+# The *GroupCurrentMemberAssignment records (8, 14, 22) begin alike, before their partitions or tasks.
+_MEMBER_EPOCH_FIELDS = (
+    F("MemberEpoch", "int32"),
+    F("PreviousMemberEpoch", "int32"),
+    F("State", "int8"),
+)
+
+
 # --- 3-8, 16: consumer groups (KIP-848) ------------------------------------------------------
 
-CONSUMER_GROUP_METADATA = RecordSchema(
-    3, "ConsumerGroupMetadata",
-    _group_key("ConsumerGroupMetadataKey"),
-    Message("ConsumerGroupMetadataValue",
-            F("Epoch", "int32"),
-            # KIP-1101 (4.1): hash of the subscribed topics' metadata.
-            F("MetadataHash", "int64", tag=0, default=0),
-            # KIP-1282: creation time of the group.
-            F("CreationTimeMs", "int64", tag=1, default=-1),
-            flexible="0+"),
+CONSUMER_GROUP_METADATA = _record(
+    3, "ConsumerGroupMetadata", _group_key,
+    F("Epoch", "int32"),
+    # KIP-1101 (4.1): hash of the subscribed topics' metadata.
+    F("MetadataHash", "int64", tag=0, default=0),
+    # KIP-1282: creation time of the group.
+    F("CreationTimeMs", "int64", tag=1, default=-1),
 )
 
 # Deprecated after 4.0 (replaced by MetadataHash); still replayed.
-_CG_PARTITION_METADATA = S(
-    "PartitionMetadata",
-    F("Partition", "int32"),
-    F("Racks", "[]string"),
-)
-CONSUMER_GROUP_PARTITION_METADATA = RecordSchema(
-    4, "ConsumerGroupPartitionMetadata",
-    _group_key("ConsumerGroupPartitionMetadataKey"),
-    Message("ConsumerGroupPartitionMetadataValue",
-            F("Topics", [S("TopicMetadata",
-                           F("TopicId", "uuid"),
-                           F("TopicName", "string"),
-                           F("NumPartitions", "int32"),
-                           F("PartitionMetadata", [_CG_PARTITION_METADATA]))]),
-            flexible="0+"),
-)
+CONSUMER_GROUP_PARTITION_METADATA = _record(4, "ConsumerGroupPartitionMetadata", _group_key, _topics_metadata())
 
 _CLASSIC_MEMBER_METADATA = S(
     "ClassicMemberMetadata",
@@ -139,45 +171,28 @@ _CLASSIC_MEMBER_METADATA = S(
                                F("Name", "string"),
                                F("Metadata", "bytes"))]),
 )
-CONSUMER_GROUP_MEMBER_METADATA = RecordSchema(
-    5, "ConsumerGroupMemberMetadata",
-    _member_key("ConsumerGroupMemberMetadataKey"),
-    Message("ConsumerGroupMemberMetadataValue",
-            F("InstanceId", "string", nullable="0+"),
-            F("RackId", "string", nullable="0+"),
-            F("ClientId", "string"),
-            F("ClientHost", "string"),
-            F("SubscribedTopicNames", "[]string"),
-            F("SubscribedTopicRegex", "string", nullable="0+"),
-            F("RebalanceTimeoutMs", "int32", default=-1),
-            F("ServerAssignor", "string", nullable="0+"),
-            # Set for members that joined with the classic protocol (KIP-848 upgrade path, 3.8).
-            # Kafka's schema gives no "null" default, so the default is an empty struct: Kafka 4.4.0
-            # writes the tag with null for every consumer-protocol member (01 00 01 00), and a
-            # record without the tag reads as the empty struct.
-            F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0),
-            flexible="0+"),
+CONSUMER_GROUP_MEMBER_METADATA = _record(
+    5, "ConsumerGroupMemberMetadata", _member_key,
+    F("InstanceId", "string", nullable="0+"),
+    F("RackId", "string", nullable="0+"),
+    F("ClientId", "string"),
+    F("ClientHost", "string"),
+    F("SubscribedTopicNames", "[]string"),
+    F("SubscribedTopicRegex", "string", nullable="0+"),
+    F("RebalanceTimeoutMs", "int32", default=-1),
+    F("ServerAssignor", "string", nullable="0+"),
+    # Set for members that joined with the classic protocol (KIP-848 upgrade path, 3.8).
+    # Kafka's schema gives no "null" default, so the default is an empty struct: Kafka 4.4.0
+    # writes the tag with null for every consumer-protocol member (01 00 01 00), and a
+    # record without the tag reads as the empty struct.
+    F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0),
 )
 
-CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = RecordSchema(
-    6, "ConsumerGroupTargetAssignmentMetadata",
-    _group_key("ConsumerGroupTargetAssignmentMetadataKey"),
-    Message("ConsumerGroupTargetAssignmentMetadataValue",
-            F("AssignmentEpoch", "int32"),
-            # KIP-1263 (4.3): when the assignment computation finished.
-            F("AssignmentTimestamp", "int64", tag=0, default=0),
-            flexible="0+"),
-)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = _record(
+    6, "ConsumerGroupTargetAssignmentMetadata", _group_key, *_TARGET_ASSIGNMENT_METADATA_FIELDS)
 
-CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = RecordSchema(
-    7, "ConsumerGroupTargetAssignmentMember",
-    _member_key("ConsumerGroupTargetAssignmentMemberKey"),
-    Message("ConsumerGroupTargetAssignmentMemberValue",
-            F("TopicPartitions", [S("TopicPartition",
-                                    F("TopicId", "uuid"),
-                                    F("Partitions", "[]int32"))]),
-            flexible="0+"),
-)
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = _record(
+    7, "ConsumerGroupTargetAssignmentMember", _member_key, _target_topic_partitions())
 
 _CG_TOPIC_PARTITIONS = S(
     "TopicPartitions",
@@ -186,99 +201,57 @@ _CG_TOPIC_PARTITIONS = S(
     # KIP-1251: assignment epoch per partition, aligned with Partitions.
     F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None),
 )
-CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = RecordSchema(
-    8, "ConsumerGroupCurrentMemberAssignment",
-    _member_key("ConsumerGroupCurrentMemberAssignmentKey"),
-    Message("ConsumerGroupCurrentMemberAssignmentValue",
-            F("MemberEpoch", "int32"),
-            F("PreviousMemberEpoch", "int32"),
-            F("State", "int8"),
-            F("AssignedPartitions", [_CG_TOPIC_PARTITIONS]),
-            F("PartitionsPendingRevocation", [_CG_TOPIC_PARTITIONS]),
-            flexible="0+"),
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = _record(
+    8, "ConsumerGroupCurrentMemberAssignment", _member_key,
+    *_MEMBER_EPOCH_FIELDS,
+    F("AssignedPartitions", [_CG_TOPIC_PARTITIONS]),
+    F("PartitionsPendingRevocation", [_CG_TOPIC_PARTITIONS]),
 )
 
-CONSUMER_GROUP_REGULAR_EXPRESSION = RecordSchema(
-    16, "ConsumerGroupRegularExpression",
-    _key("ConsumerGroupRegularExpressionKey",
-         F("GroupId", "string"),
-         F("RegularExpression", "string")),
-    Message("ConsumerGroupRegularExpressionValue",
-            F("Topics", "[]string"),
-            F("Version", "int64"),
-            F("Timestamp", "int64"),
-            flexible="0+"),
+
+def _regular_expression_key(name: str) -> Message:
+    return _key(name, F("GroupId", "string"), F("RegularExpression", "string"))
+
+
+CONSUMER_GROUP_REGULAR_EXPRESSION = _record(
+    16, "ConsumerGroupRegularExpression", _regular_expression_key,
+    F("Topics", "[]string"),
+    F("Version", "int64"),
+    F("Timestamp", "int64"),
 )
 
 # --- 9-15: share groups (KIP-932) -------------------------------------------------------------
 
 # Obsolete: superseded by ShareGroupStatePartitionMetadata (15) and MetadataHash.
-SHARE_GROUP_PARTITION_METADATA = RecordSchema(
-    9, "ShareGroupPartitionMetadata",
-    _group_key("ShareGroupPartitionMetadataKey"),
-    Message("ShareGroupPartitionMetadataValue",
-            F("Topics", [S("TopicMetadata",
-                           F("TopicId", "uuid"),
-                           F("TopicName", "string"),
-                           F("NumPartitions", "int32"),
-                           F("PartitionMetadata", [S("PartitionMetadata",
-                                                     F("Partition", "int32"),
-                                                     F("Racks", "[]string"))]))]),
-            flexible="0+"),
+SHARE_GROUP_PARTITION_METADATA = _record(9, "ShareGroupPartitionMetadata", _group_key, _topics_metadata())
+
+SHARE_GROUP_MEMBER_METADATA = _record(
+    10, "ShareGroupMemberMetadata", _member_key,
+    F("RackId", "string", nullable="0+"),
+    F("ClientId", "string"),
+    F("ClientHost", "string"),
+    F("SubscribedTopicNames", "[]string"),
 )
 
-SHARE_GROUP_MEMBER_METADATA = RecordSchema(
-    10, "ShareGroupMemberMetadata",
-    _member_key("ShareGroupMemberMetadataKey"),
-    Message("ShareGroupMemberMetadataValue",
-            F("RackId", "string", nullable="0+"),
-            F("ClientId", "string"),
-            F("ClientHost", "string"),
-            F("SubscribedTopicNames", "[]string"),
-            flexible="0+"),
+SHARE_GROUP_METADATA = _record(
+    11, "ShareGroupMetadata", _group_key,
+    F("Epoch", "int32"),
+    # A plain (untagged) field, added without a version bump before GA.
+    F("MetadataHash", "int64"),
 )
 
-SHARE_GROUP_METADATA = RecordSchema(
-    11, "ShareGroupMetadata",
-    _group_key("ShareGroupMetadataKey"),
-    Message("ShareGroupMetadataValue",
-            F("Epoch", "int32"),
-            # A plain (untagged) field, added without a version bump before GA.
-            F("MetadataHash", "int64"),
-            flexible="0+"),
-)
+SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = _record(
+    12, "ShareGroupTargetAssignmentMetadata", _group_key, *_TARGET_ASSIGNMENT_METADATA_FIELDS)
 
-SHARE_GROUP_TARGET_ASSIGNMENT_METADATA = RecordSchema(
-    12, "ShareGroupTargetAssignmentMetadata",
-    _group_key("ShareGroupTargetAssignmentMetadataKey"),
-    Message("ShareGroupTargetAssignmentMetadataValue",
-            F("AssignmentEpoch", "int32"),
-            # KIP-1263 (4.3), as for consumer groups: when the assignment computation finished.
-            F("AssignmentTimestamp", "int64", tag=0, default=0),
-            flexible="0+"),
-)
+SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = _record(
+    13, "ShareGroupTargetAssignmentMember", _member_key, _target_topic_partitions())
 
-SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER = RecordSchema(
-    13, "ShareGroupTargetAssignmentMember",
-    _member_key("ShareGroupTargetAssignmentMemberKey"),
-    Message("ShareGroupTargetAssignmentMemberValue",
-            F("TopicPartitions", [S("TopicPartition",
-                                    F("TopicId", "uuid"),
-                                    F("Partitions", "[]int32"))]),
-            flexible="0+"),
-)
-
-SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = RecordSchema(
-    14, "ShareGroupCurrentMemberAssignment",
-    _member_key("ShareGroupCurrentMemberAssignmentKey"),
-    Message("ShareGroupCurrentMemberAssignmentValue",
-            F("MemberEpoch", "int32"),
-            F("PreviousMemberEpoch", "int32"),
-            F("State", "int8"),
-            F("AssignedPartitions", [S("TopicPartitions",
-                                       F("TopicId", "uuid"),
-                                       F("Partitions", "[]int32"))]),
-            flexible="0+"),
+SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT = _record(
+    14, "ShareGroupCurrentMemberAssignment", _member_key,
+    *_MEMBER_EPOCH_FIELDS,
+    F("AssignedPartitions", [S("TopicPartitions",
+                               F("TopicId", "uuid"),
+                               F("Partitions", "[]int32"))]),
 )
 
 _TOPIC_PARTITIONS_INFO = S(
@@ -289,16 +262,13 @@ _TOPIC_PARTITIONS_INFO = S(
     # (a CreateTimestamp field stood here before GA; Kafka 4.4.0 neither writes nor reads it:
     # the initialisation time is kept in memory, taken at replay)
 )
-SHARE_GROUP_STATE_PARTITION_METADATA = RecordSchema(
-    15, "ShareGroupStatePartitionMetadata",
-    _group_key("ShareGroupStatePartitionMetadataKey"),
-    Message("ShareGroupStatePartitionMetadataValue",
-            F("InitializingTopics", [_TOPIC_PARTITIONS_INFO]),  # added before GA
-            F("InitializedTopics", [_TOPIC_PARTITIONS_INFO]),
-            F("DeletingTopics", [S("TopicInfo",
-                                   F("TopicId", "uuid"),
-                                   F("TopicName", "string"))]),
-            flexible="0+"),
+SHARE_GROUP_STATE_PARTITION_METADATA = _record(
+    15, "ShareGroupStatePartitionMetadata", _group_key,
+    F("InitializingTopics", [_TOPIC_PARTITIONS_INFO]),  # added before GA
+    F("InitializedTopics", [_TOPIC_PARTITIONS_INFO]),
+    F("DeletingTopics", [S("TopicInfo",
+                           F("TopicId", "uuid"),
+                           F("TopicName", "string"))]),
 )
 
 # --- 17-24: streams groups (KIP-1071) ---------------------------------------------------------
@@ -311,19 +281,16 @@ _DESCRIPTION_EPOCH_FIELDS = (
     F("StoredDescriptionTopologyEpoch", "int32", tag=2, default=-1),
     F("FailedDescriptionTopologyEpoch", "int32", tag=3, default=-1),
 )
-STREAMS_GROUP_METADATA = RecordSchema(
-    17, "StreamsGroupMetadata",
-    _group_key("StreamsGroupMetadataKey"),
-    Message("StreamsGroupMetadataValue",
-            F("Epoch", "int32"),
-            F("MetadataHash", "int64"),
-            F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
-            # KAFKA-19765 (4.2+): the assignment configs the last target assignment was computed
-            # with; null in a record written before they were kept (read as the defaults).
-            F("LastAssignmentConfigs", [S("LastAssignmentConfig", *_KEY_VALUE_FIELDS)],
-              nullable="0+", tag=1, default=None),
-            *_DESCRIPTION_EPOCH_FIELDS,
-            flexible="0+"),
+STREAMS_GROUP_METADATA = _record(
+    17, "StreamsGroupMetadata", _group_key,
+    F("Epoch", "int32"),
+    F("MetadataHash", "int64"),
+    F("ValidatedTopologyEpoch", "int32", tag=0, default=-1),
+    # KAFKA-19765 (4.2+): the assignment configs the last target assignment was computed
+    # with; null in a record written before they were kept (read as the defaults).
+    F("LastAssignmentConfigs", [S("LastAssignmentConfig", *_KEY_VALUE_FIELDS)],
+      nullable="0+", tag=1, default=None),
+    *_DESCRIPTION_EPOCH_FIELDS,
     # Kafka 4.1's layout of the same version 0 (the schema was "subject to non-backwards-compatible
     # changes" before KIP-1071's GA): the configs as an untagged array. kgroup wrote it, with the
     # KIP-1331 tags, until it followed 4.2; such values still decode, re-encode and render as written.
@@ -339,66 +306,41 @@ STREAMS_GROUP_METADATA = RecordSchema(
 )
 
 # Obsolete: superseded by MetadataHash.
-STREAMS_GROUP_PARTITION_METADATA = RecordSchema(
-    18, "StreamsGroupPartitionMetadata",
-    _group_key("StreamsGroupPartitionMetadataKey"),
-    Message("StreamsGroupPartitionMetadataValue",
-            F("Topics", [S("TopicMetadata",
-                           F("TopicId", "uuid"),
-                           F("TopicName", "string"),
-                           F("NumPartitions", "int32"),
-                           F("PartitionMetadata", [S("PartitionMetadata",
-                                                     F("Partition", "int32"),
-                                                     F("Racks", "[]string"))]))]),
-            flexible="0+"),
+STREAMS_GROUP_PARTITION_METADATA = _record(18, "StreamsGroupPartitionMetadata", _group_key, _topics_metadata())
+
+STREAMS_GROUP_MEMBER_METADATA = _record(
+    19, "StreamsGroupMemberMetadata", _member_key,
+    F("InstanceId", "string", nullable="0+"),
+    F("RackId", "string", nullable="0+"),
+    F("ClientId", "string"),
+    F("ClientHost", "string"),
+    F("RebalanceTimeoutMs", "int32", default=-1),
+    F("TopologyEpoch", "int32"),
+    F("ProcessId", "string"),
+    # A nullable, untagged struct: preceded by an int8 marker (-1 null, 1 present).
+    F("UserEndpoint", S("Endpoint",
+                        F("Host", "string"),
+                        F("Port", "uint16")), nullable="0+", default=None),
+    F("ClientTags", [S("KeyValue", *_KEY_VALUE_FIELDS)]),
+    # kgroup addition (KIP-1071 online migration, which Kafka has not built): a member on the
+    # classic protocol, as ConsumerGroupMemberMetadataValue has it. Tagged, so Kafka's reader
+    # skips it and the untagged bytes stay Kafka's.
+    F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=None),
 )
 
-STREAMS_GROUP_MEMBER_METADATA = RecordSchema(
-    19, "StreamsGroupMemberMetadata",
-    _member_key("StreamsGroupMemberMetadataKey"),
-    Message("StreamsGroupMemberMetadataValue",
-            F("InstanceId", "string", nullable="0+"),
-            F("RackId", "string", nullable="0+"),
-            F("ClientId", "string"),
-            F("ClientHost", "string"),
-            F("RebalanceTimeoutMs", "int32", default=-1),
-            F("TopologyEpoch", "int32"),
-            F("ProcessId", "string"),
-            # A nullable, untagged struct: preceded by an int8 marker (-1 null, 1 present).
-            F("UserEndpoint", S("Endpoint",
-                                F("Host", "string"),
-                                F("Port", "uint16")), nullable="0+", default=None),
-            F("ClientTags", [S("KeyValue", *_KEY_VALUE_FIELDS)]),
-            # kgroup addition (KIP-1071 online migration, which Kafka has not built): a member on the
-            # classic protocol, as ConsumerGroupMemberMetadataValue has it. Tagged, so Kafka's reader
-            # skips it and the untagged bytes stay Kafka's.
-            F("ClassicMemberMetadata", _CLASSIC_MEMBER_METADATA, nullable="0+", tag=0, default=None),
-            flexible="0+"),
-)
-
-STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = RecordSchema(
-    20, "StreamsGroupTargetAssignmentMetadata",
-    _group_key("StreamsGroupTargetAssignmentMetadataKey"),
-    Message("StreamsGroupTargetAssignmentMetadataValue",
-            F("AssignmentEpoch", "int32"),
-            # KIP-1263 (4.3): when the assignment computation finished.
-            F("AssignmentTimestamp", "int64", tag=0, default=0),
-            flexible="0+"),
-)
+STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = _record(
+    20, "StreamsGroupTargetAssignmentMetadata", _group_key, *_TARGET_ASSIGNMENT_METADATA_FIELDS)
 
 _TASK_IDS = S(
     "TaskIds",
     F("SubtopologyId", "string"),
     F("Partitions", "[]int32"),
 )
-STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = RecordSchema(
-    21, "StreamsGroupTargetAssignmentMember",
-    _member_key("StreamsGroupTargetAssignmentMemberKey"),
-    Message("StreamsGroupTargetAssignmentMemberValue",
-            F("ActiveTasks", [_TASK_IDS]),
-            F("StandbyTasks", [_TASK_IDS]),
-            F("WarmupTasks", [_TASK_IDS]),
-            flexible="0+"),
+STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = _record(
+    21, "StreamsGroupTargetAssignmentMember", _member_key,
+    F("ActiveTasks", [_TASK_IDS]),
+    F("StandbyTasks", [_TASK_IDS]),
+    F("WarmupTasks", [_TASK_IDS]),
 )
 
 _CURRENT_TASK_IDS = S(
@@ -409,20 +351,15 @@ _CURRENT_TASK_IDS = S(
     # Kafka writes it for assigned active tasks only; absent: the member epoch stands in).
     F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None),
 )
-STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = RecordSchema(
-    22, "StreamsGroupCurrentMemberAssignment",
-    _member_key("StreamsGroupCurrentMemberAssignmentKey"),
-    Message("StreamsGroupCurrentMemberAssignmentValue",
-            F("MemberEpoch", "int32"),
-            F("PreviousMemberEpoch", "int32"),
-            F("State", "int8"),
-            F("ActiveTasks", [_CURRENT_TASK_IDS]),
-            F("StandbyTasks", [_CURRENT_TASK_IDS]),
-            F("WarmupTasks", [_CURRENT_TASK_IDS]),
-            F("ActiveTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-            F("StandbyTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-            F("WarmupTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-            flexible="0+"),
+STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = _record(
+    22, "StreamsGroupCurrentMemberAssignment", _member_key,
+    *_MEMBER_EPOCH_FIELDS,
+    F("ActiveTasks", [_CURRENT_TASK_IDS]),
+    F("StandbyTasks", [_CURRENT_TASK_IDS]),
+    F("WarmupTasks", [_CURRENT_TASK_IDS]),
+    F("ActiveTasksPendingRevocation", [_CURRENT_TASK_IDS]),
+    F("StandbyTasksPendingRevocation", [_CURRENT_TASK_IDS]),
+    F("WarmupTasksPendingRevocation", [_CURRENT_TASK_IDS]),
 )
 
 _TOPIC_INFO = S(
@@ -434,35 +371,29 @@ _TOPIC_INFO = S(
                          F("key", "string"),
                          F("value", "string"))]),
 )
-STREAMS_GROUP_TOPOLOGY = RecordSchema(
-    23, "StreamsGroupTopology",
-    _group_key("StreamsGroupTopologyKey"),
-    Message("StreamsGroupTopologyValue",
-            F("Epoch", "int32"),
-            F("Subtopologies", [S("Subtopology",
-                                  F("SubtopologyId", "string"),
-                                  F("SourceTopics", "[]string"),
-                                  F("SourceTopicRegex", "[]string"),
-                                  F("StateChangelogTopics", [_TOPIC_INFO]),
-                                  F("RepartitionSinkTopics", "[]string"),
-                                  F("RepartitionSourceTopics", [_TOPIC_INFO]),
-                                  F("CopartitionGroups", [S("CopartitionGroup",
-                                                            F("SourceTopics", "[]int16"),
-                                                            F("SourceTopicRegex", "[]int16"),
-                                                            F("RepartitionSourceTopics", "[]int16"))]))]),
-            flexible="0+"),
+STREAMS_GROUP_TOPOLOGY = _record(
+    23, "StreamsGroupTopology", _group_key,
+    F("Epoch", "int32"),
+    F("Subtopologies", [S("Subtopology",
+                          F("SubtopologyId", "string"),
+                          F("SourceTopics", "[]string"),
+                          F("SourceTopicRegex", "[]string"),
+                          F("StateChangelogTopics", [_TOPIC_INFO]),
+                          F("RepartitionSinkTopics", "[]string"),
+                          F("RepartitionSourceTopics", [_TOPIC_INFO]),
+                          F("CopartitionGroups", [S("CopartitionGroup",
+                                                    F("SourceTopics", "[]int16"),
+                                                    F("SourceTopicRegex", "[]int16"),
+                                                    F("RepartitionSourceTopics", "[]int16"))]))]),
 )
 
 # Seen only at one (possibly pre-merge) commit; see the fact sheet's caveats.
-STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS = RecordSchema(
-    24, "StreamsGroupTargetAssignmentResolvedTopicIds",
-    _group_key("StreamsGroupTargetAssignmentResolvedTopicIdsKey"),
-    Message("StreamsGroupTargetAssignmentResolvedTopicIdsValue",
-            F("AssignmentEpoch", "int32"),
-            F("ResolvedTopicIdsBySubtopology", [S("ResolvedTopicIds",
-                                                  F("SubtopologyId", "string"),
-                                                  F("TopicIds", "[]uuid"))]),
-            flexible="0+"),
+STREAMS_GROUP_TARGET_ASSIGNMENT_RESOLVED_TOPIC_IDS = _record(
+    24, "StreamsGroupTargetAssignmentResolvedTopicIds", _group_key,
+    F("AssignmentEpoch", "int32"),
+    F("ResolvedTopicIdsBySubtopology", [S("ResolvedTopicIds",
+                                          F("SubtopologyId", "string"),
+                                          F("TopicIds", "[]uuid"))]),
 )
 
 # --- __share_group_state (share coordinator, KIP-932) -----------------------------------------
@@ -479,33 +410,27 @@ def _share_partition_key(name: str) -> Message:
     return _key(name, F("GroupId", "string"), F("TopicId", "uuid"), F("Partition", "int32"))
 
 
-SHARE_SNAPSHOT = RecordSchema(
-    0, "ShareSnapshot",
-    _share_partition_key("ShareSnapshotKey"),
-    Message("ShareSnapshotValue",
-            F("SnapshotEpoch", "int32"),
-            F("StateEpoch", "int32"),
-            F("LeaderEpoch", "int32"),
-            F("StartOffset", "int64"),
-            # KIP-1226 (4.2).
-            F("DeliveryCompleteCount", "int32", tag=0, default=-1),
-            F("CreateTimestamp", "int64"),
-            F("WriteTimestamp", "int64"),
-            F("StateBatches", [S("StateBatch", *_STATE_BATCH_FIELDS)]),
-            flexible="0+"),
+SHARE_SNAPSHOT = _record(
+    0, "ShareSnapshot", _share_partition_key,
+    F("SnapshotEpoch", "int32"),
+    F("StateEpoch", "int32"),
+    F("LeaderEpoch", "int32"),
+    F("StartOffset", "int64"),
+    # KIP-1226 (4.2).
+    F("DeliveryCompleteCount", "int32", tag=0, default=-1),
+    F("CreateTimestamp", "int64"),
+    F("WriteTimestamp", "int64"),
+    F("StateBatches", [S("StateBatch", *_STATE_BATCH_FIELDS)]),
     topic=SHARE_GROUP_STATE,
 )
 
-SHARE_UPDATE = RecordSchema(
-    1, "ShareUpdate",
-    _share_partition_key("ShareUpdateKey"),
-    Message("ShareUpdateValue",
-            F("SnapshotEpoch", "int32"),
-            F("LeaderEpoch", "int32"),
-            F("StartOffset", "int64"),  # -1: unchanged
-            F("DeliveryCompleteCount", "int32", tag=0, default=-1),  # KIP-1226 (4.2)
-            F("StateBatches", [S("StateBatch", *_STATE_BATCH_FIELDS)]),
-            flexible="0+"),
+SHARE_UPDATE = _record(
+    1, "ShareUpdate", _share_partition_key,
+    F("SnapshotEpoch", "int32"),
+    F("LeaderEpoch", "int32"),
+    F("StartOffset", "int64"),  # -1: unchanged
+    F("DeliveryCompleteCount", "int32", tag=0, default=-1),  # KIP-1226 (4.2)
+    F("StateBatches", [S("StateBatch", *_STATE_BATCH_FIELDS)]),
     topic=SHARE_GROUP_STATE,
 )
 
