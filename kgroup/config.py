@@ -8,7 +8,7 @@ An unknown name or a value outside Kafka's bounds raises `ConfigError` naming it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kgroup.errors import ConfigError
@@ -36,6 +36,20 @@ def _s(name, default, kind, doc, **kw) -> Setting:
     return Setting(name, default, kind, doc, **kw)
 
 
+def bound_names(name: str) -> tuple[str, str]:
+    """The coordinator settings that bound ``group.<type>.<rest>`` (and a group's own value of
+    it): ``group.<type>.min.<rest>`` and ``group.<type>.max.<rest>``."""
+    group, kind, rest = name.split(".", 2)
+    return f"{group}.{kind}.min.{rest}", f"{group}.{kind}.max.{rest}"
+
+
+def _bounded(setting: Setting, low: int, high: int, what: str) -> list[Setting]:
+    """``setting`` and its two bounds (`bound_names`), by default ``low`` and ``high``."""
+    lo, hi = bound_names(setting.name)
+    return [setting, replace(setting, name=lo, default=low, doc=f"Smallest {what}."),
+            replace(setting, name=hi, default=high, doc=f"Largest {what}.")]
+
+
 # Defaults and bounds as in Kafka's GroupCoordinatorConfig / ShareGroupConfig / streams configs.
 SETTINGS: dict[str, Setting] = {s.name: s for s in [
     # __consumer_offsets
@@ -54,31 +68,24 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
     _s("group.coordinator.rebalance.protocols", ["classic", "consumer", "streams"], list,
        "Group protocols the coordinator serves.", choices=("classic", "consumer", "share", "streams"), is_list=True),
     # KIP-848 consumer groups
-    _s("group.consumer.session.timeout.ms", 45_000, int, "Consumer group member session timeout.", at_least=1),
-    _s("group.consumer.min.session.timeout.ms", 45_000, int, "Smallest consumer session timeout.", at_least=1),
-    _s("group.consumer.max.session.timeout.ms", 60_000, int, "Largest consumer session timeout.", at_least=1),
-    _s("group.consumer.heartbeat.interval.ms", 5000, int, "Consumer group heartbeat interval.", at_least=1),
-    _s("group.consumer.min.heartbeat.interval.ms", 5000, int, "Smallest consumer heartbeat interval.", at_least=1),
-    _s("group.consumer.max.heartbeat.interval.ms", 15_000, int, "Largest consumer heartbeat interval.", at_least=1),
+    *_bounded(_s("group.consumer.session.timeout.ms", 45_000, int, "Consumer group member session timeout.",
+                 at_least=1), 45_000, 60_000, "consumer session timeout"),
+    *_bounded(_s("group.consumer.heartbeat.interval.ms", 5000, int, "Consumer group heartbeat interval.", at_least=1),
+              5000, 15_000, "consumer heartbeat interval"),
     _s("group.consumer.max.size", INT_MAX, int, "Most members of a consumer group.", at_least=1),
     _s("group.consumer.assignors", ["uniform", "range"], list, "Server-side assignors; the first is the default."),
     _s("group.consumer.regex.refresh.interval.ms", 600_000, int,
        "How long a resolved subscription regex stands before a heartbeat resolves it again.", at_least=1),
-    _s("group.consumer.assignment.interval.ms", 1000, int,
-       "Least time between two target assignment computations of a consumer group (KIP-1263; 0: every bump).",
-       at_least=0),
-    _s("group.consumer.min.assignment.interval.ms", 0, int, "Smallest consumer assignment interval.", at_least=0),
-    _s("group.consumer.max.assignment.interval.ms", ASSIGNMENT_INTERVAL_MAX_MS, int,
-       "Largest consumer assignment interval.", at_least=0),
+    *_bounded(_s("group.consumer.assignment.interval.ms", 1000, int,
+                 "Least time between two target assignment computations of a consumer group (KIP-1263; 0: every bump).",
+                 at_least=0), 0, ASSIGNMENT_INTERVAL_MAX_MS, "consumer assignment interval"),
     _s("group.consumer.migration.policy", "bidirectional", str, "Online classic<->consumer migration.",
        choices=("disabled", "downgrade", "upgrade", "bidirectional")),
     # KIP-1071 streams groups
-    _s("group.streams.session.timeout.ms", 45_000, int, "Streams group member session timeout.", at_least=1),
-    _s("group.streams.min.session.timeout.ms", 45_000, int, "Smallest streams session timeout.", at_least=1),
-    _s("group.streams.max.session.timeout.ms", 60_000, int, "Largest streams session timeout.", at_least=1),
-    _s("group.streams.heartbeat.interval.ms", 5000, int, "Streams group heartbeat interval.", at_least=1),
-    _s("group.streams.min.heartbeat.interval.ms", 5000, int, "Smallest streams heartbeat interval.", at_least=1),
-    _s("group.streams.max.heartbeat.interval.ms", 15_000, int, "Largest streams heartbeat interval.", at_least=1),
+    *_bounded(_s("group.streams.session.timeout.ms", 45_000, int, "Streams group member session timeout.",
+                 at_least=1), 45_000, 60_000, "streams session timeout"),
+    *_bounded(_s("group.streams.heartbeat.interval.ms", 5000, int, "Streams group heartbeat interval.", at_least=1),
+              5000, 15_000, "streams heartbeat interval"),
     _s("group.streams.max.size", INT_MAX, int, "Most members of a streams group.", at_least=1),
     _s("group.streams.num.standby.replicas", 0, int, "Standby replicas per stateful task.", at_least=0),
     _s("group.streams.max.standby.replicas", 2, int, "Largest group.streams.num.standby.replicas.", at_least=0),
@@ -91,22 +98,17 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
        "How often members report task changelog offsets.", at_least=1),
     _s("group.streams.min.task.offset.interval.ms", 15_000, int,
        "Smallest task offset interval a group may set.", at_least=1),
-    _s("group.streams.assignment.interval.ms", 1000, int,
-       "Least time between two target assignment computations of a Streams group (KIP-1263; 0: every bump).",
-       at_least=0),
-    _s("group.streams.min.assignment.interval.ms", 0, int, "Smallest Streams assignment interval.", at_least=0),
-    _s("group.streams.max.assignment.interval.ms", ASSIGNMENT_INTERVAL_MAX_MS, int,
-       "Largest Streams assignment interval.", at_least=0),
+    *_bounded(_s("group.streams.assignment.interval.ms", 1000, int,
+                 "Least time between two target assignment computations of a Streams group (KIP-1263; 0: every bump).",
+                 at_least=0), 0, ASSIGNMENT_INTERVAL_MAX_MS, "Streams assignment interval"),
     _s("group.streams.assignor.name", "", str,
        "Task assignor for every streams group (sticky or highly_available); empty: the coordinator chooses.",
        choices=("", "sticky", "highly_available")),
     # KIP-932 share groups
-    _s("group.share.session.timeout.ms", 45_000, int, "Share group member session timeout.", at_least=1),
-    _s("group.share.min.session.timeout.ms", 45_000, int, "Smallest share session timeout.", at_least=1),
-    _s("group.share.max.session.timeout.ms", 60_000, int, "Largest share session timeout.", at_least=1),
-    _s("group.share.heartbeat.interval.ms", 5000, int, "Share group heartbeat interval.", at_least=1),
-    _s("group.share.min.heartbeat.interval.ms", 5000, int, "Smallest share heartbeat interval.", at_least=1),
-    _s("group.share.max.heartbeat.interval.ms", 15_000, int, "Largest share heartbeat interval.", at_least=1),
+    *_bounded(_s("group.share.session.timeout.ms", 45_000, int, "Share group member session timeout.", at_least=1),
+              45_000, 60_000, "share session timeout"),
+    *_bounded(_s("group.share.heartbeat.interval.ms", 5000, int, "Share group heartbeat interval.", at_least=1),
+              5000, 15_000, "share heartbeat interval"),
     _s("group.share.max.size", 200, int, "Most members of a share group.", at_least=1, at_most=1000),
     _s("group.share.record.lock.duration.ms", 30_000, int, "Acquisition lock duration.", at_least=1000, at_most=3_600_000),
     _s("group.share.delivery.count.limit", 5, int, "Deliveries before a record is archived.", at_least=2, at_most=10),
@@ -123,12 +125,9 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in [
        "Shortest acquisition lock a share group may configure.", at_least=1000, at_most=3_600_000),
     _s("group.share.max.record.lock.duration.ms", 60_000, int,
        "Longest acquisition lock a share group or consumer may ask for.", at_least=1000, at_most=3_600_000),
-    _s("group.share.assignment.interval.ms", 1000, int,
-       "Least time between two target assignment computations of a share group (KIP-1263; 0: every bump).",
-       at_least=0),
-    _s("group.share.min.assignment.interval.ms", 0, int, "Smallest share assignment interval.", at_least=0),
-    _s("group.share.max.assignment.interval.ms", ASSIGNMENT_INTERVAL_MAX_MS, int,
-       "Largest share assignment interval.", at_least=0),
+    *_bounded(_s("group.share.assignment.interval.ms", 1000, int,
+                 "Least time between two target assignment computations of a share group (KIP-1263; 0: every bump).",
+                 at_least=0), 0, ASSIGNMENT_INTERVAL_MAX_MS, "share assignment interval"),
     _s("group.share.max.share.sessions", 2000, int, "Share sessions one broker keeps.", at_least=1),
     # KIP-932 share coordinator (Kafka's ShareCoordinatorConfig): __share_group_state
     _s("share.coordinator.state.topic.num.partitions", 50, int, "Partitions of __share_group_state.", at_least=1),
@@ -162,15 +161,12 @@ ALIASES = {"group.share.delivery.attempt.limit": "group.share.delivery.count.lim
 
 # (value, lower bound, upper bound) families Kafka checks against each other.
 _RANGES = [
-    ("group.consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
-    ("group.consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"),
-    ("group.streams.session.timeout.ms", "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"),
-    ("group.streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"),
-    ("group.share.session.timeout.ms", "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"),
-    ("group.share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"),
-    ("group.consumer.assignment.interval.ms", "group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms"),
-    ("group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms"),
-    ("group.streams.assignment.interval.ms", "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms"),
+    *((name, *bound_names(name)) for name in [
+        "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
+        "group.streams.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+        "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
+        "group.consumer.assignment.interval.ms", "group.share.assignment.interval.ms",
+        "group.streams.assignment.interval.ms"]),
     ("group.streams.num.standby.replicas", None, "group.streams.max.standby.replicas"),
     ("group.streams.num.warmup.replicas", None, "group.streams.max.warmup.replicas"),
     ("group.streams.task.offset.interval.ms", "group.streams.min.task.offset.interval.ms", None),

@@ -17,6 +17,7 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kgroup.config import bound_names
 from kgroup.errors import ConfigError, ErrorCode
 from kgroup.runtime import Result, handles
 
@@ -77,40 +78,34 @@ def registered_streams_assignors(c: "Coordinator") -> tuple[str, ...]:
     return ("sticky", "highly_available") if c.profile.streams_assignor_by_statefulness else ("sticky",)
 
 
+def _within_bounds(name: str, at_least: int, doc: str = "") -> GroupConfigDef:
+    """An int config overriding the coordinator's ``group.<name>``, within that setting's bounds
+    (`kgroup.config.bound_names`)."""
+    broker = "group." + name
+    return GroupConfigDef(name, broker, int, *bound_names(broker), doc=doc, at_least=at_least)
+
+
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in [
-    GroupConfigDef("consumer.session.timeout.ms", "group.consumer.session.timeout.ms", int,
-                   "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms", at_least=1),
-    GroupConfigDef("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms", int,
-                   "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms", at_least=1),
-    GroupConfigDef("consumer.assignment.interval.ms", "group.consumer.assignment.interval.ms", int,
-                   "group.consumer.min.assignment.interval.ms", "group.consumer.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a consumer group (KIP-1263).", at_least=0),
-    GroupConfigDef("share.session.timeout.ms", "group.share.session.timeout.ms", int,
-                   "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms", at_least=1),
-    GroupConfigDef("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms", int,
-                   "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms", at_least=1),
-    GroupConfigDef("share.assignment.interval.ms", "group.share.assignment.interval.ms", int,
-                   "group.share.min.assignment.interval.ms", "group.share.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a share group (KIP-1263).", at_least=0),
-    GroupConfigDef("share.record.lock.duration.ms", "group.share.record.lock.duration.ms", int,
-                   "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms", at_least=1000),
-    GroupConfigDef("share.delivery.count.limit", "group.share.delivery.count.limit", int,
-                   "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit", at_least=2),
-    GroupConfigDef("share.partition.max.record.locks", "group.share.partition.max.record.locks", int,
-                   "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks",
-                   at_least=100),
+    _within_bounds("consumer.session.timeout.ms", at_least=1),
+    _within_bounds("consumer.heartbeat.interval.ms", at_least=1),
+    _within_bounds("consumer.assignment.interval.ms", at_least=0,
+             doc="The interval between assignment updates for a consumer group (KIP-1263)."),
+    _within_bounds("share.session.timeout.ms", at_least=1),
+    _within_bounds("share.heartbeat.interval.ms", at_least=1),
+    _within_bounds("share.assignment.interval.ms", at_least=0,
+             doc="The interval between assignment updates for a share group (KIP-1263)."),
+    _within_bounds("share.record.lock.duration.ms", at_least=1000),
+    _within_bounds("share.delivery.count.limit", at_least=2),
+    _within_bounds("share.partition.max.record.locks", at_least=100),
     GroupConfigDef("share.auto.offset.reset", "", str, check=lambda v: _check_auto_offset_reset(v),
                    doc="latest (default), earliest or by_duration:<ISO-8601 duration>"),
     GroupConfigDef("share.isolation.level", "", str, choices=("read_committed", "read_uncommitted")),
-    GroupConfigDef("streams.session.timeout.ms", "group.streams.session.timeout.ms", int,
-                   "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms", at_least=1),
-    GroupConfigDef("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms", int,
-                   "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms", at_least=1),
+    _within_bounds("streams.session.timeout.ms", at_least=1),
+    _within_bounds("streams.heartbeat.interval.ms", at_least=1),
     GroupConfigDef("streams.num.standby.replicas", "group.streams.num.standby.replicas", int,
                    None, "group.streams.max.standby.replicas", at_least=0),
-    GroupConfigDef("streams.assignment.interval.ms", "group.streams.assignment.interval.ms", int,
-                   "group.streams.min.assignment.interval.ms", "group.streams.max.assignment.interval.ms",
-                   doc="The interval between assignment updates for a streams group (KIP-1263).", at_least=0),
+    _within_bounds("streams.assignment.interval.ms", at_least=0,
+             doc="The interval between assignment updates for a streams group (KIP-1263)."),
     GroupConfigDef("streams.initial.rebalance.delay.ms", "group.streams.initial.rebalance.delay.ms", int, at_least=0),
     # KIP-1071's group configurations that Kafka does not have (yet).
     GroupConfigDef("streams.acceptable.recovery.lag", "group.streams.acceptable.recovery.lag", int, at_least=0),

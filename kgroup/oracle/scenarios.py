@@ -51,6 +51,12 @@ def consumer(run: Run, group: str, client_id: str, **conf: Any):
     return _ck().Consumer({**base, **conf})
 
 
+def subscribed(c, topic_name: str):
+    """`c` (a consumer or a share consumer) subscribed to `topic_name`; returns `c`."""
+    c.subscribe([topic_name])
+    return c
+
+
 def assignment(c) -> list[list]:
     return sorted([tp.topic, tp.partition] for tp in c.assignment())
 
@@ -105,12 +111,22 @@ def committed(c, topic_name: str, partitions: int) -> dict:
     return {tp.partition: tp.offset for tp in c.committed(tps, timeout=WAIT_S)}
 
 
-def _partition_all(consumers: list, total: int) -> Callable[[], bool]:
-    """Every consumer holds something, and together exactly `total` partitions, none twice."""
+def poll_until_shared(consumers: Iterable[Any], total: int, what: str) -> None:
+    """`poll_until` every consumer holds something, and together exactly `total` partitions,
+    none twice."""
+    consumers = list(consumers)
+
     def done() -> bool:
         held = [tuple(x) for c in consumers for x in assignment(c)]
         return all(c.assignment() for c in consumers) and len(held) == total == len(set(held))
-    return done
+    poll_until(consumers, done, what)
+
+
+def describe_consumer_group(run: Run, when: str, group: str, *flags: str) -> None:
+    """`kafka-consumer-groups --describe --group <group> <flags>`, recorded at the step
+    "<when>: kafka-consumer-groups --describe <flags>"."""
+    run.tool(f"{when}: kafka-consumer-groups --describe {' '.join(flags)}", "consumer", "--describe", "--group",
+             group, *flags)
 
 
 def set_group_config(run: Run, group: str, name: str, value: str) -> None:
@@ -133,27 +149,23 @@ def classic_group(run: Run, strategy: str) -> None:
     orders = topic(run, "orders", 3, records=30)
     g = run.group(f"classic-{strategy}")
     conf = {"partition.assignment.strategy": strategy}
-    c1 = consumer(run, g, "c1", **conf)
-    c1.subscribe([orders])
+    c1 = subscribed(consumer(run, g, "c1", **conf), orders)
     read = read_records(c1, 30)
     run.saw("c1 alone: assignment", assignment(c1))
     run.saw("c1 alone: records read", len(read))
     commit(c1)
     run.saw("c1 committed", committed(c1, orders, 3))
-    c2 = consumer(run, g, "c2", **conf)
-    c2.subscribe([orders])
-    poll_until([c1, c2], _partition_all([c1, c2], 3), "c1 and c2 to share orders-0..2")
+    c2 = subscribed(consumer(run, g, "c2", **conf), orders)
+    poll_until_shared([c1, c2], 3, "c1 and c2 to share orders-0..2")
     run.saw("c2 joined: assignments", {"c1": assignment(c1), "c2": assignment(c2)})
-    run.tool("c2 joined: kafka-consumer-groups --describe --members", "consumer",
-             "--describe", "--group", g, "--members")
+    describe_consumer_group(run, "c2 joined", g, "--members")
     c2.close()
-    poll_until([c1], _partition_all([c1], 3), "c1 to hold orders-0..2 again")
+    poll_until_shared([c1], 3, "c1 to hold orders-0..2 again")
     run.saw("c2 left: assignment", assignment(c1))
     commit(c1, [_ck().TopicPartition(orders, 0, 7)])
     run.saw("c1 committed orders-0 at 7", committed(c1, orders, 3))
     c1.close()
-    run.tool("all left: kafka-consumer-groups --describe --offsets", "consumer",
-             "--describe", "--group", g, "--offsets")
+    describe_consumer_group(run, "all left", g, "--offsets")
 
 
 def _classic_eager(run: Run) -> None:
@@ -179,24 +191,21 @@ def _kip848_join_leave(run: Run) -> None:
     # depending on the two clients' heartbeat phases, and the records with it.
     set_group_config(run, g, "consumer.assignment.interval.ms", "0")
     conf = {"group.protocol": "consumer"}
-    c1 = consumer(run, g, "c1", **conf)
-    c1.subscribe([orders])
-    poll_until([c1], _partition_all([c1], 4), "c1 to own orders-0..3")
+    c1 = subscribed(consumer(run, g, "c1", **conf), orders)
+    poll_until_shared([c1], 4, "c1 to own orders-0..3")
     run.saw("c1 alone: assignment", assignment(c1))
-    c2 = consumer(run, g, "c2", **conf)
-    c2.subscribe([orders])
-    poll_until([c1, c2], _partition_all([c1, c2], 4), "c1 and c2 to share orders-0..3")
+    c2 = subscribed(consumer(run, g, "c2", **conf), orders)
+    poll_until_shared([c1, c2], 4, "c1 and c2 to share orders-0..3")
     run.saw("c2 joined: sizes", sorted([len(c1.assignment()), len(c2.assignment())]))
-    run.tool("c2 joined: kafka-consumer-groups --describe --members", "consumer",
-             "--describe", "--group", g, "--members")
+    describe_consumer_group(run, "c2 joined", g, "--members")
     for c in (c1, c2):
         commit(c, [_ck().TopicPartition(t, p, 5 + p) for t, p in assignment(c)])
     run.saw("both committed", committed(c1, orders, 4))
     c2.close()
-    poll_until([c1], _partition_all([c1], 4), "c1 to own orders-0..3 again")
+    poll_until_shared([c1], 4, "c1 to own orders-0..3 again")
     run.saw("c2 left: assignment", assignment(c1))
     c1.close()
-    run.tool("all left: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g, "--state")
+    describe_consumer_group(run, "all left", g, "--state")
 
 
 KIP848_JOIN_LEAVE = Scenario("kip848-join-leave", "two KIP-848 consumers join one by one, then one leaves",
@@ -207,23 +216,19 @@ KIP848_JOIN_LEAVE = Scenario("kip848-join-leave", "two KIP-848 consumers join on
 def _static_restart(run: Run) -> None:
     orders = topic(run, "orders", 4, records=8)
     g = run.group("static")
-    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
-    s1.subscribe([orders])
+    s1 = subscribed(consumer(run, g, "s1", **{"group.instance.id": "s1"}), orders)
     # s1 forms the group alone first: which of two JoinGroups that arrive together Kafka makes
     # the leader depends on timing (seen both ways), so the leader is made certain
-    poll_until([s1], _partition_all([s1], 4), "s1 to own orders-0..3")
-    s2 = consumer(run, g, "s2", **{"group.instance.id": "s2"})
-    s2.subscribe([orders])
-    poll_until([s1, s2], _partition_all([s1, s2], 4), "s1 and s2 to share orders-0..3")
+    poll_until_shared([s1], 4, "s1 to own orders-0..3")
+    s2 = subscribed(consumer(run, g, "s2", **{"group.instance.id": "s2"}), orders)
+    poll_until_shared([s1, s2], 4, "s1 and s2 to share orders-0..3")
     before = {"s1": assignment(s1), "s2": assignment(s2)}
     run.saw("s1 and s2 joined", before)
     s1.close()   # a static member leaves no LeaveGroup: its partitions wait for it
-    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
-    s1.subscribe([orders])
-    poll_until([s1, s2], _partition_all([s1, s2], 4), "the restarted s1 to get its partitions back")
+    s1 = subscribed(consumer(run, g, "s1", **{"group.instance.id": "s1"}), orders)
+    poll_until_shared([s1, s2], 4, "the restarted s1 to get its partitions back")
     run.saw("s1 restarted: assignments (no rebalance: the same)", {"s1": assignment(s1), "s2": assignment(s2)})
-    run.tool("s1 restarted: kafka-consumer-groups --describe --members --verbose", "consumer",
-             "--describe", "--group", g, "--members", "--verbose")
+    describe_consumer_group(run, "s1 restarted", g, "--members", "--verbose")
     s1.close()
     s2.close()
 
@@ -248,18 +253,15 @@ def first_error(c, what: str, timeout: float = WAIT_S) -> str:
 def _static_fenced(run: Run) -> None:
     orders = topic(run, "orders", 2, records=4)
     g = run.group("fenced")
-    s1 = consumer(run, g, "s1", **{"group.instance.id": "s1"})
-    s1.subscribe([orders])
-    poll_until([s1], _partition_all([s1], 2), "s1 to own orders-0..1")
+    s1 = subscribed(consumer(run, g, "s1", **{"group.instance.id": "s1"}), orders)
+    poll_until_shared([s1], 2, "s1 to own orders-0..1")
     # a second process started with the same instance id takes the member over (KIP-345):
     # the group does not rebalance, and the first one is fenced at its next heartbeat
-    twin = consumer(run, g, "twin", **{"group.instance.id": "s1"})
-    twin.subscribe([orders])
-    poll_until([twin], _partition_all([twin], 2), "the twin to take over orders-0..1")
+    twin = subscribed(consumer(run, g, "twin", **{"group.instance.id": "s1"}), orders)
+    poll_until_shared([twin], 2, "the twin to take over orders-0..1")
     run.saw("the twin took over", assignment(twin))
     run.saw("s1 is fenced", first_error(s1, "s1 to be fenced"))
-    run.tool("after the takeover: kafka-consumer-groups --describe --members --verbose", "consumer",
-             "--describe", "--group", g, "--members", "--verbose")
+    describe_consumer_group(run, "after the takeover", g, "--members", "--verbose")
     twin.close()
     s1.close()
 
@@ -276,25 +278,21 @@ def _kip848_rolling_restart(run: Run) -> None:
     set_group_config(run, g, "consumer.assignment.interval.ms", "0")   # as in KIP848_JOIN_LEAVE
 
     def start(name: str):
-        c = consumer(run, g, name, **{"group.protocol": "consumer", "group.instance.id": name})
-        c.subscribe([orders])
-        return c
+        return subscribed(consumer(run, g, name, **{"group.protocol": "consumer", "group.instance.id": name}), orders)
 
     members = {"c1": start("c1")}
-    poll_until(members.values(), _partition_all(list(members.values()), 4), "c1 to own orders-0..3")
+    poll_until_shared(members.values(), 4, "c1 to own orders-0..3")
     members["c2"] = start("c2")
-    poll_until(members.values(), _partition_all(list(members.values()), 4), "c1 and c2 to share orders-0..3")
+    poll_until_shared(members.values(), 4, "c1 and c2 to share orders-0..3")
     run.saw("c1 and c2 joined", {n: assignment(c) for n, c in members.items()})
     for name in ("c1", "c2"):   # each restarted in turn: a static member leaves with epoch -2 ...
         members[name].close()
-        run.tool(f"{name} stopped: kafka-consumer-groups --describe --members", "consumer",
-                 "--describe", "--group", g, "--members")
+        describe_consumer_group(run, f"{name} stopped", g, "--members")
         members[name] = start(name)
         # ... and comes back to the same partitions, with no new group epoch
-        poll_until(members.values(), _partition_all(list(members.values()), 4), f"{name} back")
+        poll_until_shared(members.values(), 4, f"{name} back")
         run.saw(f"{name} restarted", {n: assignment(c) for n, c in members.items()})
-    run.tool("after the rolling restart: kafka-consumer-groups --describe --state", "consumer",
-             "--describe", "--group", g, "--state")
+    describe_consumer_group(run, "after the rolling restart", g, "--state")
     for c in members.values():
         c.close()
 
@@ -309,28 +307,24 @@ KIP848_ROLLING_RESTART = Scenario("kip848-rolling-restart",
 def _classic_to_consumer(run: Run) -> None:
     orders = topic(run, "orders", 4, records=8)
     g = run.group("upgrade")
-    c1 = consumer(run, g, "c1")                                  # classic protocol, range
-    c1.subscribe([orders])
-    poll_until([c1], _partition_all([c1], 4), "classic c1 to own orders-0..3")
+    c1 = subscribed(consumer(run, g, "c1"), orders)              # classic protocol, range
+    poll_until_shared([c1], 4, "classic c1 to own orders-0..3")
     run.saw("classic c1 alone", assignment(c1))
-    c2 = consumer(run, g, "c2", **{"group.protocol": "consumer"})
-    c2.subscribe([orders])
-    poll_until([c1, c2], _partition_all([c1, c2], 4), "c1 (classic) and c2 (consumer) to share orders-0..3")
+    c2 = subscribed(consumer(run, g, "c2", **{"group.protocol": "consumer"}), orders)
+    poll_until_shared([c1, c2], 4, "c1 (classic) and c2 (consumer) to share orders-0..3")
     run.saw("c2 joined with the consumer protocol: sizes", sorted([len(c1.assignment()), len(c2.assignment())]))
-    run.tool("mixed group: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g,
-             "--state")
+    describe_consumer_group(run, "mixed group", g, "--state")
     # one member joins or leaves at a time, so which partitions move is the sticky assignor's
     # answer, not the order of random member ids
     c1.close()
-    poll_until([c2], _partition_all([c2], 4), "c2 to own orders-0..3")
-    c3 = consumer(run, g, "c3")                                  # a classic member joins the consumer group
-    c3.subscribe([orders])
-    poll_until([c2, c3], _partition_all([c2, c3], 4), "c2 and c3 to share orders-0..3")
+    poll_until_shared([c2], 4, "c2 to own orders-0..3")
+    c3 = subscribed(consumer(run, g, "c3"), orders)              # a classic member joins the consumer group
+    poll_until_shared([c2, c3], 4, "c2 and c3 to share orders-0..3")
     run.saw("classic c3 joined: sizes", sorted(len(c.assignment()) for c in (c2, c3)))
     c2.close()
-    poll_until([c3], _partition_all([c3], 4), "c3 to own orders-0..3")
+    poll_until_shared([c3], 4, "c3 to own orders-0..3")
     run.saw("c2 left: classic c3", assignment(c3))
-    run.tool("c2 left: kafka-consumer-groups --describe --state", "consumer", "--describe", "--group", g, "--state")
+    describe_consumer_group(run, "c2 left", g, "--state")
     c3.close()
 
 
@@ -343,8 +337,8 @@ CLASSIC_TO_CONSUMER = Scenario("classic-to-consumer-migration",
 def _kip848_regex(run: Run) -> None:
     first = topic(run, "rx-a", 2)
     g = run.group("regex")
-    c1 = consumer(run, g, "c1", **{"group.protocol": "consumer"})
-    c1.subscribe([f"^rx-.*-{run.token}$"])     # a regex: resolved by the coordinator (RE2)
+    # a regex: resolved by the coordinator (RE2)
+    c1 = subscribed(consumer(run, g, "c1", **{"group.protocol": "consumer"}), f"^rx-.*-{run.token}$")
     poll_until([c1], lambda: len(c1.assignment()) == 2, f"c1 to own {first}-0..1")
     run.saw("regex matches one topic", assignment(c1))
     second = topic(run, "rx-b", 3)             # created while subscribed
@@ -363,8 +357,7 @@ def _transactional_offsets(run: Run) -> None:
     source = topic(run, "in", 1, records=10)
     sink = topic(run, "out", 1)
     g = run.group("txn")
-    c = consumer(run, g, "c1")
-    c.subscribe([source])
+    c = subscribed(consumer(run, g, "c1"), source)
     read_records(c, 10)
     p = _ck().Producer({"bootstrap.servers": run.bootstrap, "transactional.id": run.name("txn-producer"),
                         **_QUIET})
@@ -396,13 +389,11 @@ def _list_groups(run: Run) -> None:
     commit(c, [_ck().TopicPartition(orders, 0, 1)])
     c.close()
     modern = run.group("modern")
-    k = consumer(run, modern, "k1", **{"group.protocol": "consumer"})
-    k.subscribe([orders])
-    poll_until([k], _partition_all([k], 2), "k1 to own both partitions")
+    k = subscribed(consumer(run, modern, "k1", **{"group.protocol": "consumer"}), orders)
+    poll_until_shared([k], 2, "k1 to own both partitions")
     queue = run.group("queue")
     set_group_config(run, queue, "share.auto.offset.reset", "earliest")
-    w = share_consumer(run, queue, "w1")
-    w.subscribe([orders])
+    w = subscribed(share_consumer(run, queue, "w1"), orders)
     # all four records (two per partition) fetched and accepted, so both share-partitions have
     # the same history on both endpoints; records left acquired would be released at close, a
     # write whose moment is the broker's
@@ -590,6 +581,11 @@ def share_consumer(run: Run, group: str, client_id: str, **conf: Any):
                                 "share.acknowledgement.mode": "explicit", **_QUIET, **conf})
 
 
+def deliveries(records: Iterable[Any]) -> list[tuple[int, int]]:
+    """The records' (offset, delivery count), sorted."""
+    return sorted((m.offset(), m.delivery_count()) for m in records)
+
+
 def share_fetch(c, n: int, timeout: float = WAIT_S) -> list:
     """Poll a share consumer until it has `n` records; returns them."""
     got: list = []
@@ -607,16 +603,15 @@ def _share_explicit(run: Run) -> None:
     # a share group starts at the latest offset unless its config says otherwise (KIP-932)
     set_group_config(run, g, "share.auto.offset.reset", "earliest")
     ack = _ck().AcknowledgeType
-    w = share_consumer(run, g, "w1")
-    w.subscribe([tasks])
+    w = subscribed(share_consumer(run, g, "w1"), tasks)
     first = share_fetch(w, 6)
-    run.saw("first delivery: (offset, delivery count)", sorted((m.offset(), m.delivery_count()) for m in first))
+    run.saw("first delivery: (offset, delivery count)", deliveries(first))
     verdict = {2: ack.RELEASE, 4: ack.REJECT}
     for m in first:
         w.acknowledge(m, verdict.get(m.offset(), ack.ACCEPT))
     w.commit_sync()
     again = share_fetch(w, 1)
-    run.saw("released offset 2 comes again", sorted((m.offset(), m.delivery_count()) for m in again))
+    run.saw("released offset 2 comes again", deliveries(again))
     for m in again:
         w.acknowledge(m)
     w.commit_sync()
@@ -631,15 +626,14 @@ def _share_delivery_limit(run: Run) -> None:
     set_group_config(run, g, "share.auto.offset.reset", "earliest")
     set_group_config(run, g, "share.delivery.count.limit", "2")
     ack = _ck().AcknowledgeType
-    w = share_consumer(run, g, "w1")
-    w.subscribe([tasks])
+    w = subscribed(share_consumer(run, g, "w1"), tasks)
     first = share_fetch(w, 3)
-    run.saw("first delivery", sorted((m.offset(), m.delivery_count()) for m in first))
+    run.saw("first delivery", deliveries(first))
     for m in first:                              # offset 1 is a poison message: always released
         w.acknowledge(m, ack.RELEASE if m.offset() == 1 else ack.ACCEPT)
     w.commit_sync()
     again = share_fetch(w, 1)
-    run.saw("offset 1 again", sorted((m.offset(), m.delivery_count()) for m in again))
+    run.saw("offset 1 again", deliveries(again))
     for m in again:
         w.acknowledge(m, ack.RELEASE)            # the second release reaches the limit: archived
     w.commit_sync()
@@ -664,19 +658,17 @@ def _share_lock_timeout(run: Run) -> None:
     g = run.group("locks")
     set_group_config(run, g, "share.auto.offset.reset", "earliest")
     set_group_config(run, g, "share.record.lock.duration.ms", "2000")
-    w1 = share_consumer(run, g, "w1")
-    w1.subscribe([tasks])
+    w1 = subscribed(share_consumer(run, g, "w1"), tasks)
     held = share_fetch(w1, 3)
-    run.saw("w1 acquired", sorted((m.offset(), m.delivery_count()) for m in held))
+    run.saw("w1 acquired", deliveries(held))
     # w1 stalls past its acquisition lock: the records become Available again (KIP-932), and the
     # next fetch of the group acquires them with the delivery count one higher. w1 stops before
     # w2 starts: whether w1 heartbeats once more while both are members is the clients' timing.
     time.sleep(3.5)
     w1.close()
-    w2 = share_consumer(run, g, "w2")
-    w2.subscribe([tasks])
+    w2 = subscribed(share_consumer(run, g, "w2"), tasks)
     again = share_fetch(w2, 3)
-    run.saw("w2 acquired after the locks expired", sorted((m.offset(), m.delivery_count()) for m in again))
+    run.saw("w2 acquired after the locks expired", deliveries(again))
     for m in again:
         w2.acknowledge(m)
     w2.commit_sync()
@@ -717,9 +709,8 @@ SHORT_RETENTION = {"offsets.retention.minutes": "1", "offsets.retention.check.in
 def _offsets_expire(run: Run) -> None:
     orders = topic(run, "orders", 2, records=4)
     g, simple = run.group("expiring"), run.group("simple")
-    c = consumer(run, g, "c1")
-    c.subscribe([orders])
-    poll_until([c], _partition_all([c], 2), "c1 to own orders-0..1")
+    c = subscribed(consumer(run, g, "c1"), orders)
+    poll_until_shared([c], 2, "c1 to own orders-0..1")
     commit(c, [_ck().TopicPartition(orders, 0, 1), _ck().TopicPartition(orders, 1, 2)])
     c.close()   # the group is Empty from here: its offsets expire a retention later
     # a group that only commits (no member ever joins): each offset expires a retention after its commit

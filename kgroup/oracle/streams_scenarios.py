@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kgroup.oracle.compare import Run, Scenario
@@ -300,43 +300,49 @@ def _static_member_rules(run: Run) -> None:
     run.tool("describe --state", "streams", "--describe", "--group", group, "--state")
 
 
-STREAMS_THREE_INSTANCES = Scenario(
+def _application_scenario(name: str, description: str, run: Callable[[Run], None]) -> Scenario:
+    """A scenario of Kafka Streams applications, compared under the kafka profile; they commit on
+    a timer (commit.interval.ms), so only each partition's last commit is compared."""
+    return Scenario(name, description, run, profiles=("kafka",), timer_commits=True)
+
+
+STREAMS_THREE_INSTANCES = _application_scenario(
     "streams-three-instances",
     "Kafka Streams (group.protocol=streams): three instances of a stateless application start one "
     "after another; after each, every task has one owner and the group is Stable.",
-    _three_instances, profiles=("kafka",), timer_commits=True)
-STREAMS_MISSING_SOURCE_TOPIC = Scenario(
+    _three_instances)
+STREAMS_MISSING_SOURCE_TOPIC = _application_scenario(
     "streams-missing-source-topic",
     "a stateful application starts before its source topic exists: the group is NOT_READY "
     "(MISSING_SOURCE_TOPICS) and no internal topic is made; the topic is created, the coordinator "
     "creates the changelog topic and the instance gets its tasks.",
-    _missing_source_topic, profiles=("kafka",), timer_commits=True)
-STREAMS_STANDBY_REPLICAS = Scenario(
+    _missing_source_topic)
+STREAMS_STANDBY_REPLICAS = _application_scenario(
     "streams-standby-replicas",
     "a stateful application with num.standby.replicas=1: instances A, B, C start one after another; "
     "every task gets a standby on another instance once there is one.",
-    _standby_replicas, profiles=("kafka",), timer_commits=True)
+    _standby_replicas)
 
-STREAMS_STATIC_MEMBERS = Scenario(
+STREAMS_STATIC_MEMBERS = _application_scenario(
     "streams-static-members",
     "static Streams members (group.instance.id, Kafka 4.4 and PR #22245): A closes and restarts within "
     "the session timeout and gets its tasks back; a second instance with B's id is refused; A leaves "
     "for good and B takes everything.",
-    _static_members, profiles=("kafka",), timer_commits=True)
-STREAMS_TOPOLOGY_UPGRADE = Scenario(
+    _static_members)
+STREAMS_TOPOLOGY_UPGRADE = _application_scenario(
     "streams-topology-upgrade",
     "a rolling bounce of two instances onto a second version of the application with one more "
     "sub-topology: what the group does with members on the old and the new topology.",
-    _topology_upgrade, profiles=("kafka",), timer_commits=True)
-STREAMS_EXACTLY_ONCE = Scenario(
+    _topology_upgrade)
+STREAMS_EXACTLY_ONCE = _application_scenario(
     "streams-exactly-once",
     "processing.guarantee=exactly_once_v2: two instances commit their offsets through transactions.",
-    _exactly_once, profiles=("kafka",), timer_commits=True)
-STREAMS_OFFLINE_MIGRATION = Scenario(
+    _exactly_once)
+STREAMS_OFFLINE_MIGRATION = _application_scenario(
     "streams-offline-migration",
     "the same application stopped and started with group.protocol classic, then streams, then classic "
     "again: the empty group changes type each time.",
-    _offline_migration, profiles=("kafka",), timer_commits=True)
+    _offline_migration)
 
 STREAMS_STATIC_MEMBER_RULES = Scenario(
     "streams-static-member-rules",

@@ -283,6 +283,17 @@ class _Reader:
             raise self.fail(f"non-nullable array {field} has length {n}", at)
         return n
 
+    def version(self, what: str, clamp: bool) -> tuple[int, int]:
+        """The header's version, and the version to read the rest as: with ``clamp`` a negative
+        version is refused and one above `HIGHEST_VERSION` is read as it (ConsumerProtocol's
+        deserializers); without, as it says."""
+        version = self.int16("version")
+        if not clamp:
+            return version, version
+        if version < 0:
+            raise self.fail(f"unsupported {what} version: {version}", 0)
+        return version, min(version, HIGHEST_VERSION)
+
     def topic_partitions(self, field: str, version: int) -> list[tuple[str, list[int]]]:
         out = []
         for _ in range(self.array_len(field)):
@@ -297,13 +308,7 @@ class _Reader:
 
 def _read_subscription(data: bytes, clamp: bool) -> tuple[dict[str, Any], int]:
     r = _Reader(data, "ConsumerProtocolSubscription")
-    version = r.int16("version")
-    if clamp:
-        if version < 0:
-            raise r.fail(f"unsupported subscription version: {version}", 0)
-        read_as = min(version, HIGHEST_VERSION)
-    else:
-        read_as = version
+    version, read_as = r.version("subscription", clamp)
     fields: dict[str, Any] = {}
     fields["topics"] = [r.string("topic") for _ in range(r.array_len("topics"))]
     fields["userData"] = r.nullable_bytes("userData")
@@ -318,13 +323,7 @@ def _read_subscription(data: bytes, clamp: bool) -> tuple[dict[str, Any], int]:
 
 def _read_assignment(data: bytes, clamp: bool) -> tuple[dict[str, Any], int]:
     r = _Reader(data, "ConsumerProtocolAssignment")
-    version = r.int16("version")
-    if clamp:
-        if version < 0:
-            raise r.fail(f"unsupported assignment version: {version}", 0)
-        read_as = min(version, HIGHEST_VERSION)
-    else:
-        read_as = version
+    version, read_as = r.version("assignment", clamp)
     fields: dict[str, Any] = {}
     fields["assignedPartitions"] = r.topic_partitions("assignedPartitions", read_as)
     fields["userData"] = r.nullable_bytes("userData")

@@ -17,8 +17,9 @@ from kgroup.javaorder import java_hash_order
 from kgroup.log.partitioner import java_string_hashcode
 from kgroup.records.records import CONSUMER_OFFSETS
 
-__all__ = ["MISSING", "kafka_line", "format_list", "emit", "open_dump", "log_end_offset", "log_start_offset", "is_replayed",
-           "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line", "warn_line"]
+__all__ = ["MISSING", "kafka_line", "format_list", "listed", "emit", "frame", "open_dump", "log_end_offset",
+           "log_start_offset", "is_replayed", "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line",
+           "warn_line"]
 
 #: Kafka's MISSING_COLUMN_VALUE: what its tools print for a value they do not know.
 MISSING = "-"
@@ -115,6 +116,14 @@ def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
                                                                                    for g in groups])
 
 
+def listed(groups: Iterable[dict[str, Any]], states: Iterable[str]) -> list[dict[str, str]]:
+    """ListGroups' groups as [{group, state}], only those in one of `states` (any case; none
+    given: all), as the Streams and share tools' `--list [--state]` keeps them."""
+    wanted = {s.lower() for s in states}
+    return [{"group": g["group_id"], "state": g["state"]} for g in groups
+            if not wanted or g["state"].lower() in wanted]
+
+
 def emit(groups: Iterable[Any], table: Any, end: str = "") -> tuple[str, str]:
     """(stdout, stderr) of a describe: each group's messages on their stream, then `table(group)`
     (followed by `end`) for the groups Kafka prints a table for."""
@@ -126,3 +135,13 @@ def emit(groups: Iterable[Any], table: Any, end: str = "") -> tuple[str, str]:
         if g.printed:
             out.append(table(g) + end)
     return "".join(out), "".join(err)
+
+
+def frame(groups: list[Any], columns: list[str]) -> Any:
+    """The groups' rows (`GroupRows`) as a pandas DataFrame of `columns` (None where a row has
+    no value); `df.attrs["states"]` holds each group's state."""
+    import pandas as pd  # only the notebook views need pandas
+
+    df = pd.DataFrame([{k: r.get(k) for k in columns} for g in groups for r in g.rows], columns=columns)
+    df.attrs["states"] = {g.group_id: g.state for g in groups}
+    return df

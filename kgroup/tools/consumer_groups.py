@@ -22,7 +22,7 @@ from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import decode_assignment
 from kgroup.errors import ErrorCode
 
-from .common import (MISSING, Problem, cell, coordinator_text, error_line, kafka_line, log_end_offset,
+from .common import (MISSING, Problem, cell, coordinator_text, error_line, frame, kafka_line, log_end_offset,
                      tp_hashmap_order, warn_line)
 
 __all__ = ["GroupDescription", "MemberDescription", "describe_group", "committed_offsets", "list_groups",
@@ -346,10 +346,8 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
 # DataFrames (for notebooks)
 
 def _frame(groups: list[GroupRows], columns: list[str]) -> Any:
-    import pandas as pd  # only the notebook views need pandas
-
-    df = pd.DataFrame([{k: r.get(k) for k in columns} for g in groups for r in g.rows], columns=columns)
-    df.attrs["states"] = {g.group_id: g.state for g in groups}
+    """`frame`, and `df.attrs["messages"]`: what Kafka would say about the groups."""
+    df = frame(groups, columns)
     df.attrs["messages"] = [p.text.strip() for g in groups for p in g.problems]
     return df
 

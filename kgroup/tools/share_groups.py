@@ -8,13 +8,14 @@ is described as Kafka describes an unknown one, but its start offsets are still 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kgroup.admin import Admin, ShareGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import MISSING, Problem, cell, coordinator_text, emit, error_line, format_list, kafka_line, warn_line
+from .common import (MISSING, Problem, cell, coordinator_text, emit, error_line, format_list, frame, kafka_line,
+                     listed, warn_line)
 from .consumer_groups import GroupRows, _assignment_text
 
 __all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "collect_offsets", "collect_members",
@@ -33,9 +34,7 @@ def describe(c: Coordinator, group_id: str) -> ShareGroupDescription | None:
 
 def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, str]]:
     """Share groups, as `listGroups(ListGroupsOptions.forShareGroups())`: [{group, state}]."""
-    wanted = {s.lower() for s in states}
-    return [{"group": g["group_id"], "state": g["state"]} for g in Admin(c).list_share_groups()
-            if not wanted or g["state"].lower() in wanted]
+    return listed(Admin(c).list_share_groups(), states)
 
 
 def start_offsets(c: Coordinator, group_id: str) -> dict[tuple[str, int], tuple[int | None, int | None]]:
@@ -54,8 +53,12 @@ def start_offsets(c: Coordinator, group_id: str) -> dict[tuple[str, int], tuple[
             for d in describe_share_partitions(c, group_id)}
 
 
-def _state(d: ShareGroupDescription | None) -> str:
-    return "Dead" if d is None else d.group_state
+def _described(c: Coordinator, group_ids: Iterable[str]) -> Iterator[tuple[str, ShareGroupDescription | None, str]]:
+    """(group id, its description or None, its state) for each group, sorted, as Kafka's
+    tool describes them (each described when its turn comes)."""
+    for gid in sorted(set(group_ids)):
+        d = describe(c, gid)
+        yield gid, d, "Dead" if d is None else d.group_state
 
 
 def _empty_state(group_id: str, state: str) -> list[Problem]:
@@ -70,8 +73,7 @@ def _empty_state(group_id: str, state: str) -> list[Problem]:
 def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
     """`--describe [--offsets]`: start offsets sorted by topic and partition, groups sorted."""
     out = []
-    for gid in sorted(set(group_ids)):
-        state = _state(describe(c, gid))
+    for gid, _, state in _described(c, group_ids):
         offsets = start_offsets(c, gid)
         rows = [{"GROUP": gid, "TOPIC": t, "PARTITION": p, "LEADER-EPOCH": offsets[(t, p)][1],
                  "START-OFFSET": offsets[(t, p)][0]} for t, p in sorted(offsets)]
@@ -84,9 +86,7 @@ def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]
 def collect_members(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
     """`--describe --members`: members sorted by consumer id, groups sorted."""
     out = []
-    for gid in sorted(set(group_ids)):
-        d = describe(c, gid)
-        state = _state(d)
+    for gid, d, state in _described(c, group_ids):
         rows = [] if d is None else [
             {"GROUP": gid, "CONSUMER-ID": m.member_id, "HOST": m.host, "CLIENT-ID": m.client_id,
              "#PARTITIONS": len(m.assignment), "MEMBER-EPOCH": m.member_epoch,
@@ -100,9 +100,7 @@ def collect_members(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]
 def collect_states(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
     """`--describe --state`: one row per group (printed even for an unknown group, as Kafka does)."""
     out = []
-    for gid in sorted(set(group_ids)):
-        d = describe(c, gid)
-        state = _state(d)
+    for gid, d, state in _described(c, group_ids):
         row = {"GROUP": gid, "COORDINATOR (ID)": coordinator_text(c, gid), "STATE": state,
                "GROUP-EPOCH": None if d is None else d.group_epoch,
                "ASSIGNMENT-EPOCH": None if d is None else d.target_assignment_epoch,
@@ -149,26 +147,18 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
     return _emit(groups, table)
 
 
-def _frame(groups: list[GroupRows], columns: list[str]) -> Any:
-    import pandas as pd
-
-    df = pd.DataFrame([{k: r.get(k) for k in columns} for g in groups for r in g.rows], columns=columns)
-    df.attrs["states"] = {g.group_id: g.state for g in groups}
-    return df
-
-
 def describe_offsets(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --offsets --verbose` as a DataFrame: each share-partition's start offset."""
-    return _frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET"])
+    return frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET"])
 
 
 def describe_members(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --members --verbose` as a DataFrame."""
-    return _frame(collect_members(c, group_ids), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
-                                                  "MEMBER-EPOCH", "ASSIGNMENT"])
+    return frame(collect_members(c, group_ids), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                                                 "MEMBER-EPOCH", "ASSIGNMENT"])
 
 
 def describe_state(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --state --verbose` as a DataFrame."""
-    return _frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
-                                                 "ASSIGNMENT-EPOCH", "#MEMBERS"])
+    return frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
+                                                "ASSIGNMENT-EPOCH", "#MEMBERS"])

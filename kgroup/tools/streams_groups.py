@@ -7,14 +7,14 @@ and says nothing at all about a group without members under `--members` / `--off
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kgroup.admin import Admin, StreamsGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import Problem, cell, coordinator_text, emit, error_line, format_list, kafka_line, log_end_offset, \
-    log_start_offset, tp_hashmap_order
+from .common import Problem, cell, coordinator_text, emit, error_line, format_list, frame, kafka_line, listed, \
+    log_end_offset, log_start_offset, tp_hashmap_order
 from .consumer_groups import GroupRows, committed_offsets
 
 __all__ = ["STREAMS_GROUP_STATES", "describe", "list_groups", "collect_offsets", "collect_members",
@@ -34,9 +34,7 @@ def describe(c: Coordinator, group_id: str) -> StreamsGroupDescription | None:
 
 def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, str]]:
     """Streams groups, as `listGroups(withTypes(STREAMS))`: [{group, state}]."""
-    wanted = {s.lower() for s in states}
-    return [{"group": g["group_id"], "state": g["state"]} for g in Admin(c).list_streams_groups()
-            if not wanted or g["state"].lower() in wanted]
+    return listed(Admin(c).list_streams_groups(), states)
 
 
 def _empty_state(group_id: str, state: str) -> list[Problem]:
@@ -62,16 +60,18 @@ def _tasks(assignment: dict[str, dict[str, list[int]]], target: dict[str, dict[s
     return text
 
 
-def _lookup(c: Coordinator, group_id: str) -> tuple[StreamsGroupDescription | None, str]:
-    d = describe(c, group_id)
-    return d, ("Dead" if d is None else d.group_state)
+def _described(c: Coordinator, group_ids: Iterable[str]) -> Iterator[tuple[str, StreamsGroupDescription | None, str]]:
+    """(group id, its description or None, its state) for each group, in the order given, as Kafka's
+    tool describes them (each described when its turn comes)."""
+    for gid in group_ids:
+        d = describe(c, gid)
+        yield gid, d, "Dead" if d is None else d.group_state
 
 
 def collect_members(c: Coordinator, group_ids: Iterable[str], *, verbose: bool = False) -> list[GroupRows]:
     """`--describe --members`: one GroupRows per group, in the order given."""
     out = []
-    for gid in group_ids:
-        d, state = _lookup(c, gid)
+    for gid, d, state in _described(c, group_ids):
         rows = [] if d is None else [
             {"GROUP": gid, "TARGET-ASSIGNMENT-EPOCH": d.target_assignment_epoch, "TOPOLOGY-EPOCH": d.topology_epoch,
              "MEMBER": m.member_id, "MEMBER-PROTOCOL": "classic" if m.is_classic else "streams",
@@ -87,8 +87,7 @@ def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]
     offsets, log end offsets and lag (end - committed, or end - log start when nothing is
     committed; "-" when a dump does not say)."""
     out = []
-    for gid in group_ids:
-        d, state = _lookup(c, gid)
+    for gid, d, state in _described(c, group_ids):
         rows = []
         if d is not None:
             sources = {s.subtopology_id: list(s.source_topics) + list(s.repartition_source_topics)
@@ -113,8 +112,7 @@ def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]
 def collect_states(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
     """`--describe --state`: one row per group."""
     out = []
-    for gid in group_ids:
-        d, state = _lookup(c, gid)
+    for gid, d, state in _described(c, group_ids):
         # Kafka's coordinator column here is "host:port (id)", one space
         row = {"GROUP": gid, "COORDINATOR (ID)": coordinator_text(c, gid).replace("  (", " ("), "STATE": state,
                "GROUP-EPOCH": None if d is None else d.group_epoch,
@@ -170,29 +168,21 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
     return emit(groups, table)
 
 
-def _frame(groups: list[GroupRows], columns: list[str]) -> Any:
-    import pandas as pd
-
-    df = pd.DataFrame([{k: r.get(k) for k in columns} for g in groups for r in g.rows], columns=columns)
-    df.attrs["states"] = {g.group_id: g.state for g in groups}
-    return df
-
-
 def describe_members(c: Coordinator, group_ids: Iterable[str], *, verbose: bool = True) -> Any:
     """`--describe --members --verbose` as a DataFrame."""
-    return _frame(collect_members(c, group_ids, verbose=verbose),
-                  ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH",
-                   "PROCESS", "CLIENT-ID", "ASSIGNMENTS"])
+    return frame(collect_members(c, group_ids, verbose=verbose),
+                 ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH",
+                  "PROCESS", "CLIENT-ID", "ASSIGNMENTS"])
 
 
 def describe_offsets(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --offsets --verbose` as a DataFrame (None where Kafka prints "-")."""
-    return _frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH",
-                                                  "LOG-END-OFFSET", "OFFSET-LAG"])
+    return frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH",
+                                                 "LOG-END-OFFSET", "OFFSET-LAG"])
 
 
 def describe_state(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --state --verbose` as a DataFrame."""
-    return _frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
-                                                 "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"])
+    return frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
+                                                "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"])
 

@@ -36,6 +36,7 @@ def _normalised(tasks: Mapping[str, Iterable[int]] | None) -> dict[str, frozense
 
 
 def _grouped(ids: Iterable[TaskId]) -> dict[str, list[int]]:
+    """Task ids as subtopology -> partitions, in the order they come."""
     out: dict[str, list[int]] = {}
     for sub, partition in ids:
         partitions = out.get(sub)

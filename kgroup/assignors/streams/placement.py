@@ -70,7 +70,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from operator import itemgetter
 
-from .api import GroupSpec, TaskId, TaskSets
+from .api import GroupSpec, TaskId, TaskSets, _grouped
 
 __all__ = ["Placement", "Quota", "least_loaded", "sticky_rank"]
 
@@ -585,14 +585,7 @@ class Placement:
         def grouped(tasks: list[TaskId]) -> dict[str, frozenset[int]]:
             if not tasks:
                 return {}
-            by_sub: dict[str, list[int]] = {}
-            for s, p in tasks:
-                ps = by_sub.get(s)
-                if ps is None:
-                    by_sub[s] = [p]
-                else:
-                    ps.append(p)
-            return {s: frozenset(ps) for s, ps in by_sub.items()}
+            return {s: frozenset(ps) for s, ps in _grouped(tasks).items()}
         trusted = TaskSets._trusted
         active, standby, warmup = self.active, self.standby, self.warmup
         return {m: trusted(grouped(active[m]), grouped(standby[m]), grouped(warmup[m])) for m in self.members}

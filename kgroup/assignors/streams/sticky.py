@@ -55,11 +55,9 @@ T = TypeVar("T")
 # is what breaks the assignor's ties, so these follow java.util.PriorityQueue line for line.
 
 
-def _heap_add(q: list, keys: list, x, kx) -> None:
-    """``offer``: ``siftUp`` from the end, stopping at the first parent not greater."""
-    k = len(q)
-    q.append(x)
-    keys.append(kx)
+def _sift_up(q: list, keys: list, k: int, x, kx) -> None:
+    """``siftUp`` of ``x`` from slot ``k``: each parent greater than ``x`` moves down, up to
+    the first parent not greater."""
     while k:
         parent = (k - 1) >> 1
         ke = keys[parent]
@@ -94,6 +92,13 @@ def _sift_down(q: list, keys: list, x, kx, n: int) -> None:
     keys[k] = kx
 
 
+def _heap_add(q: list, keys: list, x, kx) -> None:
+    """``offer``: ``siftUp`` from the end."""
+    q.append(x)
+    keys.append(kx)
+    _sift_up(q, keys, len(q) - 1, x, kx)
+
+
 def _heap_poll(q: list, keys: list):
     """``poll`` of a non-empty heap: the last element goes to the root and sifts down."""
     result = q[0]
@@ -107,41 +112,14 @@ def _heap_poll(q: list, keys: list):
 
 def _heap_requeue(q: list, keys: list, key) -> None:
     """``poll`` of the head, then ``offer`` of it again with ``key``: the same moves as the two
-    calls, in one (the head's new key must be known before it is polled; the hot path of the
-    assignor, hence the inlined ``_sift_down``)."""
+    calls (the head's new key must be known before it is polled)."""
     head = q[0]
     n = len(q) - 1
     if n:
         # poll: the last element (which stays in slot n meanwhile) sifts down from the root
-        x = q[n]
-        kx = keys[n]
-        k, half = 0, n >> 1
-        while k < half:
-            child = 2 * k + 1
-            kc = keys[child]
-            kr = keys[child + 1]
-            if kc > kr:
-                child += 1
-                kc = kr
-            if kx <= kc:
-                break
-            q[k] = q[child]
-            keys[k] = kc
-            k = child
-        q[k] = x
-        keys[k] = kx
+        _sift_down(q, keys, q[n], keys[n], n)
     # offer: the head comes back in slot n, the one the poll emptied, and sifts up
-    k = n
-    while k:
-        parent = (k - 1) >> 1
-        ke = keys[parent]
-        if key >= ke:
-            break
-        q[k] = q[parent]
-        keys[k] = ke
-        k = parent
-    q[k] = head
-    keys[k] = key
+    _sift_up(q, keys, n, head, key)
 
 
 # A heap whose keys are all equal, each poll followed by an offer of the polled element with one
