@@ -38,23 +38,20 @@ from typing import TYPE_CHECKING, Any
 
 import re2
 
-from kgroup.clients.classic import RebalanceEvent
+from kgroup.clients.commits import commit_error, offset_commit, uncommitted
+from kgroup.clients.events import RebalanceEvent
+from kgroup.clients.membership import HeartbeatExchange, HeartbeatMember, PendingCallback, kafka_member_id
 from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, topic_order
+from kgroup.groups.modern import topic_order
 from kgroup.protocol import ms, request
-from kgroup.records.uuids import uuid_to_kafka_str
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
-E = ErrorCode
 TP = tuple[str, int]
 #: topic id -> partitions
 TopicIdPartitions = dict[uuid.UUID, frozenset[int]]
-
-#: errors after which Kafka's heartbeat manager retries (after `retry.backoff.ms`)
-_RETRIABLE = {E.not_coordinator, E.coordinator_not_available, E.coordinator_load_in_progress}
 
 
 class ConsumerMemberState(str, enum.Enum):
@@ -114,29 +111,6 @@ class LocalAssignment:
 NONE = LocalAssignment(-1, {})
 
 
-@dataclass(frozen=True)
-class HeartbeatExchange:
-    """One request to the coordinator and its answer, with the log positions it wrote
-    (`kind` "heartbeat"; the driver adds "timer" entries for records timers wrote)."""
-
-    time: int
-    consumer: str | None
-    request: Any
-    response: Any
-    start_position: int
-    end_position: int
-    kind: str = "heartbeat"
-
-
-@dataclass
-class _Callback:
-    """A rebalance listener callback running on the application thread."""
-
-    done_at: int
-    then: Callable[[], None]
-    generation: int
-
-
 class RebalanceListener:
     """Kafka's `ConsumerRebalanceListener`: override what you need (each gets sorted (topic, partition))."""
 
@@ -147,17 +121,7 @@ class RebalanceListener:
     def on_partitions_lost(self, consumer: "ConsumerGroupConsumer", partitions: list[TP]) -> None: ...
 
 
-def kafka_member_id(rng: random.Random) -> str:
-    """`Uuid.randomUuid().toString()`: a version-4 UUID in Kafka's base64 form, never one that
-    starts with '-' (Kafka draws again, as it does for the reserved ids)."""
-    while True:
-        u = uuid.UUID(int=rng.getrandbits(128), version=4)
-        s = uuid_to_kafka_str(u)
-        if not s.startswith("-"):
-            return s
-
-
-class ConsumerGroupConsumer:
+class ConsumerGroupConsumer(HeartbeatMember):
     """One consumer process in a KIP-848 consumer group (`group.protocol=consumer`).
 
     `topics` or `pattern` (a broker-side RE2 regex) is the subscription. `member_id`: the id of
@@ -169,6 +133,10 @@ class ConsumerGroupConsumer:
     """
 
     protocol = "consumer"
+    _states = S
+    _not_in_group = _NOT_IN_GROUP
+    _state_after_leave = S.UNSUBSCRIBED
+    _no_assignment = NONE
 
     def __init__(self, coordinator: "Coordinator", group_id: str, topics: Iterable[str] | None = None,
                  pattern: str | None = None, *, name: str | None = None, client_id: str | None = None,
@@ -226,7 +194,7 @@ class ConsumerGroupConsumer:
         self._sent: dict[str, Any] = {}     # SentFields
         self._reconciling = False
         self._revoking: set[TP] = set()     # paused while on_partitions_revoked runs
-        self._callback: _Callback | None = None
+        self._callback: PendingCallback | None = None
         self._lost_pending = False
         self._generation = 0                # bumps on every (re)join: stale callbacks are dropped
         self._subscription_updated = False
@@ -243,18 +211,9 @@ class ConsumerGroupConsumer:
         return self.config.group_instance_id is not None
 
     @property
-    def generation(self) -> int:
-        """The member epoch (what the driver samples as the generation)."""
-        return self.member_epoch
-
-    @property
-    def rejoin_needed(self) -> bool:
-        return self.state in (S.JOINING, S.FENCED)
-
-    @property
-    def busy(self) -> bool:
-        """The application thread is inside a rebalance listener callback."""
-        return self._callback is not None
+    def client_id(self) -> str:
+        """`client.id`, sent with every request."""
+        return self.config.client_id
 
     def subscribed_topics(self) -> tuple[str, ...]:
         """Topic names subscribed: the names, or the cluster's topics the pattern matches fully."""
@@ -271,12 +230,7 @@ class ConsumerGroupConsumer:
         for a static member (which keeps its partitions on the coordinator until its session ends)."""
         if not self.running:
             return
-        if self.state not in _NOT_IN_GROUP:
-            self.state = S.PREPARE_LEAVING
-            self._callback = None
-            self._release_on_leave()
-            self._send_leave()
-        self.owned = set()
+        self._leave()
         self.state = S.STOPPED
 
     def crash(self) -> None:
@@ -289,14 +243,19 @@ class ConsumerGroupConsumer:
         """`consumer.unsubscribe()`: release the assignment and leave; the process keeps running."""
         if not self.running:
             return
+        self._leave()
+        self.current = self.target = NONE
+        self.state = S.UNSUBSCRIBED
+
+    def _leave(self) -> None:
+        """Release the assignment and send the leave heartbeat (a member in the group), then own nothing."""
         if self.state not in _NOT_IN_GROUP:
             self.state = S.PREPARE_LEAVING
             self._callback = None
             self._release_on_leave()
-            self._send_leave()
+            self.current = NONE
+            self._send_leave(self._leave_epoch)
         self.owned = set()
-        self.current = self.target = NONE
-        self.state = S.UNSUBSCRIBED
 
     def subscribe(self, topics: Iterable[str] | None = None, pattern: str | None = None) -> None:
         """A new subscription: sent with the next heartbeat (joining first if not in the group)."""
@@ -309,16 +268,9 @@ class ConsumerGroupConsumer:
         self._subscription_updated = True
 
     # -- the background thread: heartbeats -------------------------------------------------------
-    def tick(self) -> None:
-        """Kafka's heartbeat request manager: heartbeat when due (or at once when needed)."""
-        if not self.running:
-            return
-        now = self.c.now()
-        self._maybe_finish_callback(now)
-        if self.state in (S.UNSUBSCRIBED, S.FATAL, S.FENCED, S.STOPPED):
-            return
-        if self.state in (S.JOINING, S.ACKNOWLEDGING, S.LEAVING) or now >= self._next_heartbeat:
-            self._heartbeat()
+    def _urgent(self) -> bool:
+        """Joining, acknowledging a reconciled assignment, or leaving."""
+        return self.state in (S.JOINING, S.ACKNOWLEDGING, S.LEAVING)
 
     def _build_request(self) -> Any:
         """Kafka's `HeartbeatState.buildRequestData`: every field when joining, else what changed."""
@@ -349,32 +301,6 @@ class ConsumerGroupConsumer:
             sent["local"] = local
         return request("ConsumerGroupHeartbeat", cfg.heartbeat_version, **data)
 
-    def _heartbeat(self) -> None:
-        now = self.c.now()
-        req = self._build_request()
-        # onHeartbeatRequestGenerated: states that end once the request is out.
-        if self.state is S.ACKNOWLEDGING:
-            self.state = S.STABLE if self.current == self.target else S.RECONCILING
-        elif self.state is S.LEAVING:
-            self.state = S.UNSUBSCRIBED
-        self._next_heartbeat = now + max(self.heartbeat_interval_ms, self.config.retry_backoff_ms)
-        start = self.c.position
-        try:
-            resp = self.transport.send(req, client_id=self.config.client_id)
-        except RequestTimeout as e:
-            self._on_failure(str(e))
-            return
-        end = self.c.position
-        if resp.error_code != E.none:
-            self._on_error(resp)
-        else:
-            self._on_success(resp)
-        # Listeners see the exchange once the member has taken the answer in.
-        ex = HeartbeatExchange(now, self.name, req, resp, start, end)
-        self.heartbeats.append(ex)
-        for fn in list(self.heartbeat_listeners):
-            fn(ex)
-
     def _on_success(self, resp: Any) -> None:
         """Kafka's `ConsumerMembershipManager.onHeartbeatSuccess`."""
         if self.state in _NOT_IN_GROUP or self.state in (S.LEAVING, S.PREPARE_LEAVING):
@@ -397,45 +323,16 @@ class ConsumerGroupConsumer:
         elif self.state in (S.RECONCILING, S.JOINING):
             self.state = S.STABLE
 
-    def _on_failure(self, why: str) -> None:
-        """Kafka's `AbstractHeartbeatRequestManager.onFailure` (no answer: timeout, disconnect):
-        the next request is full (`heartbeatState.reset()`) and is sent after the retry backoff
-        with the epoch the member has, which the coordinator takes if the answer it lost had
-        bumped it (KIP-848: the previous epoch with a subset of its partitions). A lost answer
-        to a leave is ignored: the member is out either way."""
-        self._sent = {}
-        if self.state is S.UNSUBSCRIBED:
-            return
-        self._emit("error", detail=f"heartbeat: {why}")
-        self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
-
-    def _on_error(self, resp: Any) -> None:
-        """Kafka's `AbstractHeartbeatRequestManager.onErrorResponse`: the next request is full."""
-        code = resp.error_code
-        self._sent = {}
-        self._emit("error", detail=f"heartbeat: {code.name.upper()}" + (f" ({resp.error_message})"
-                                                                       if resp.error_message else ""))
-        if self.state is S.UNSUBSCRIBED:
-            return  # the answer to a leave heartbeat: the member is out either way
-        if code in _RETRIABLE:
-            self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
-        elif code in (E.fenced_member_epoch, E.unknown_member_id):
-            self._transition_to_fenced()
-        else:
-            self._transition_to_fatal(code)
-
     def _transition_to_fenced(self) -> None:
         if self.state in (S.PREPARE_LEAVING, S.LEAVING):
             self.state = S.UNSUBSCRIBED
             return
         if self.state is S.UNSUBSCRIBED:
             return
-        self.state = S.FENCED
-        self.member_epoch = 0
-        self._emit("fenced")
-        self._lost_pending = True   # on_partitions_lost runs on the application thread, then rejoin
+        super()._transition_to_fenced()   # on_partitions_lost runs on the application thread
 
-    def _transition_to_fatal(self, code: ErrorCode) -> None:
+    def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
+        """Kafka's `transitionToFatal`: what the member owns is lost (the event names the code only)."""
         self._emit("fatal", detail=code.name.upper())
         self._callback = None
         if self.owned:
@@ -444,60 +341,28 @@ class ConsumerGroupConsumer:
         self.current = self.target = NONE
         self.state = S.FATAL
 
-    def _transition_to_joining(self) -> None:
-        self._generation += 1
-        self._reconciling = False
-        self.member_epoch = 0
-        self.target = NONE
-        self.state = S.JOINING
-
-    def _send_leave(self) -> None:
-        epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.is_static else LEAVE_GROUP_MEMBER_EPOCH
-        self.member_epoch = epoch
-        self.current = NONE
-        self.state = S.LEAVING
-        self._heartbeat()   # sent once, the answer is not waited for (Kafka ignores it)
-        self._emit("left", detail=f"epoch {epoch}")
-        self.member_epoch = 0
-
     # -- the application thread: callbacks, records ------------------------------------------------
-    def poll(self) -> None:
-        """One `consumer.poll()`: run pending callbacks, reconcile, then "process" a batch."""
-        if not self.running:
-            return
-        now = self.c.now()
-        self._maybe_finish_callback(now)
-        if self.busy:
-            return
-        if self._lost_pending:
-            self._lost_pending = False
-            if self.owned:
-                self._callback_lost(sorted(self.owned))
-            self.owned = set()
-            self.current = NONE
-            if self.state is S.FENCED:
-                self._transition_to_joining()
+    # `poll()` is `consumer.poll()`: pending callbacks, a lost assignment, a new subscription,
+    # reconciling, then "processing" a batch (`_work`).
+    def _release_lost(self) -> None:
+        if self.owned:
+            self._callback_lost(sorted(self.owned))
+        self.owned = set()
+        self.current = NONE
+
+    def _apply_subscription_change(self) -> None:
         if self._subscription_updated:
             self._subscription_updated = False
             if self.state is S.UNSUBSCRIBED:
                 self._transition_to_joining()
-        self._maybe_reconcile()
-        if self.busy or self.state in _NOT_IN_GROUP:
-            return
+
+    def _work(self, now: int) -> None:
+        """Consume a batch from the partitions not being revoked; auto-commit when due."""
         for tp in self.owned - self._revoking:
             self.positions[tp] = self.positions.get(tp, self.committed.get(tp, 0)) + self.records_per_poll
         if self.config.auto_commit_interval_ms is not None and now >= self._next_commit:
             self.commit()
             self._next_commit = now + self.config.auto_commit_interval_ms
-
-    def _maybe_finish_callback(self, now: int) -> None:
-        cb = self._callback
-        if cb is not None and now >= cb.done_at:
-            self._callback = None
-            if cb.generation == self._generation:
-                cb.then()
-            else:
-                self._reconciling = False
 
     def _names(self, partitions: Mapping[uuid.UUID, Iterable[int]]) -> set[TP]:
         out: set[TP] = set()
@@ -557,10 +422,7 @@ class ConsumerGroupConsumer:
             self._emit("revoked", revoked)
             assign()
 
-        if self.revocation_delay_ms > 0:
-            self._callback = _Callback(self.c.now() + self.revocation_delay_ms, revoke_done, generation)
-        else:
-            revoke_done()
+        self._run_callback(self.revocation_delay_ms, revoke_done, generation)
 
     def _release_on_leave(self) -> None:
         """Kafka's `invokeOnPartitionsRevokedOrLostToReleaseAssignment`."""
@@ -586,21 +448,12 @@ class ConsumerGroupConsumer:
     def commit(self) -> bool:
         """`commitSync()` of the consumed positions of owned partitions, with the member epoch
         (OffsetCommit v9+). Returns whether the coordinator took it (or there was nothing to commit)."""
-        todo = {tp: off for tp, off in self.positions.items() if tp in self.owned and self.committed.get(tp) != off}
+        todo = uncommitted(self.positions, self.owned, self.committed)
         if not todo:
             return True
-        by_topic: dict[str, list] = {}
-        for (t, p), off in sorted(todo.items()):
-            by_topic.setdefault(t, []).append({"partition_index": p, "committed_offset": off,
-                                               "committed_leader_epoch": -1, "committed_metadata": ""})
-        req = request(
-            "OffsetCommit", self.config.commit_version, group_id=self.config.group_id,
-            # A member that is not in the group (fenced, not yet released) has no epoch: -1,
-            # which the coordinator rejects while the group has members: zombie fencing.
-            generation_id_or_member_epoch=self.member_epoch if self.member_epoch > 0 else -1,
-            member_id=self.member_id,
-            group_instance_id=self.config.group_instance_id,
-            topics=[{"name": t, "partitions": ps} for t, ps in by_topic.items()])
+        # A member that is not in the group (fenced, not yet released) has no epoch: -1,
+        # which the coordinator rejects while the group has members: zombie fencing.
+        req = offset_commit(self.config, self.member_id, self.member_epoch if self.member_epoch > 0 else -1, todo)
         try:
             resp = self.transport.send(req, client_id=self.config.client_id)
         except RequestTimeout as e:
@@ -608,23 +461,17 @@ class ConsumerGroupConsumer:
             # (OffsetCommit is idempotent, a commit the coordinator did take is simply repeated).
             self._emit("error", sorted(todo), detail=f"commit: {e}")
             return False
-        errors = {p.error_code for t in resp.topics for p in t.partitions}
-        if errors == {E.none}:
+        error = commit_error(resp)
+        if error is None:
             self.committed.update(todo)
             return True
-        self._emit("error", sorted(todo), detail=f"commit: {next(iter(errors - {E.none})).name.upper()}")
+        self._emit("error", sorted(todo), detail=f"commit: {error.name.upper()}")
         return False
 
     # -- views --------------------------------------------------------------------------------------
     def target_partitions(self) -> set[TP]:
         """The last assignment received from the coordinator, by topic name."""
         return self._names(self.target.partitions)
-
-    def _emit(self, kind: str, partitions=(), *, detail: str = "") -> None:
-        ev = RebalanceEvent(self.c.now(), self.name, kind, tuple(partitions), self.member_epoch, detail)
-        self.events.append(ev)
-        if self.on_event is not None:
-            self.on_event(ev)
 
     def __repr__(self) -> str:
         return (f"ConsumerGroupConsumer({self.name!r}, {self.state}, member={self.member_id}, "

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgroup.clients.consumer import HeartbeatExchange
+from kgroup.clients.membership import HeartbeatExchange
 
 TP = tuple[str, int]
 

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgroup.clients.membership import RETRIABLE
 from kgroup.clients.transport import RequestTimeout, Transport
 from kgroup.errors import ErrorCode
 from kgroup.log.batch import read_batches
@@ -65,7 +66,6 @@ LEAVE_GROUP_MEMBER_EPOCH = -1
 #: ShareFetch/ShareAcknowledge: the session epoch that opens a share session, and the one that closes it.
 INITIAL_SHARE_SESSION_EPOCH = 0
 FINAL_SHARE_SESSION_EPOCH = -1
-_RETRIABLE = {E.not_coordinator, E.coordinator_not_available, E.coordinator_load_in_progress}
 
 
 class AcknowledgeType(enum.IntEnum):
@@ -295,7 +295,7 @@ class ShareConsumer:
         if code in (E.unknown_member_id, E.fenced_member_epoch):
             self.state, self.member_epoch, self.assignment = S.JOINING, 0, {}
             self._sent_subscription = None
-        elif code in _RETRIABLE:
+        elif code in RETRIABLE:
             self.next_heartbeat = now + self.config.retry_backoff_ms
         else:
             self.state = S.FATAL

@@ -37,18 +37,21 @@ Not modelled: processing itself, commits, the poll timer, standby promotion cost
 """
 from __future__ import annotations
 
-import enum
 import random
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from kgroup.clients.classic import RebalanceEvent
-from kgroup.clients.consumer import HeartbeatExchange, kafka_member_id
-from kgroup.clients.transport import RequestTimeout, Transport
+from kgroup.clients.events import RebalanceEvent
+from kgroup.clients.membership import HeartbeatExchange, HeartbeatMember, PendingCallback, kafka_member_id
+from kgroup.clients.stream_thread import EndOffsets  # noqa: F401  (re-exported: it was defined here)
+from kgroup.clients.stream_thread import (StateDirectory, StreamsConfig, StreamsInstance, StreamsMemberState,
+                                          StreamThreadBase, TaskId)
+from kgroup.clients.streams_classic import ClassicStreamThread
+from kgroup.clients.transport import Transport
 from kgroup.errors import ErrorCode
-from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH
+from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH
 from kgroup.protocol import ms, request
 
 if TYPE_CHECKING:
@@ -56,12 +59,6 @@ if TYPE_CHECKING:
     from kgroup.groups.streams import Topology
 
 E = ErrorCode
-TaskId = tuple[str, int]
-#: a changelog end-offset model: a constant per stateful task, a {task: end} dict, or f(task, now_ms)
-EndOffsets = Union[int, Mapping[TaskId, int], Callable[[TaskId, int], int]]
-
-#: errors after which Kafka's heartbeat manager simply retries
-_RETRIABLE = {E.not_coordinator, E.coordinator_not_available, E.coordinator_load_in_progress}
 
 # StreamsGroupHeartbeatResponse status codes (KIP-1071)
 STALE_TOPOLOGY = 0
@@ -77,86 +74,8 @@ STATUS_NAMES = {STALE_TOPOLOGY: "STALE_TOPOLOGY", MISSING_SOURCE_TOPICS: "MISSIN
                 ASSIGNMENT_DELAYED: "ASSIGNMENT_DELAYED"}
 
 
-class StreamsMemberState(str, enum.Enum):
-    """Kafka's client-side `MemberState` for a stream thread, plus STOPPED (not running)."""
-
-    JOINING = "joining"              # the next heartbeat joins (epoch 0, full request)
-    RECONCILING = "reconciling"      # a new assignment waits for the application thread
-    ACKNOWLEDGING = "acknowledging"  # reconciled: the next heartbeat (at once) reports it
-    STABLE = "stable"
-    FENCED = "fenced"                # losing every task, then rejoins
-    LEAVING = "leaving"
-    FATAL = "fatal"                  # a non-retriable error: the thread stopped
-    STOPPED = "stopped"              # closed or crashed
-
-    def __str__(self) -> str:
-        return self.value
-
-
 S = StreamsMemberState
 _NOT_IN_GROUP = (S.FENCED, S.FATAL, S.STOPPED)
-
-
-@dataclass
-class StreamsConfig:
-    """The Kafka Streams configs that matter to the Streams group protocol.
-
-    `application_id` is the group id; `topology` the topology (its `epoch` is the topology
-    epoch sent on join); `group_instance_id` makes the threads static members
-    ("<instance>-<thread index>"); `endpoint` is `application.server` (host, port) for
-    Interactive Queries; `rebalance_timeout_ms` is `max.poll.interval.ms`.
-    Simulation knobs: `restore_records_per_s` (per standby/warm-up task),
-    `revocation_delay_ms` (closing an active task), `changelog_end_offset` (see `EndOffsets`).
-    """
-
-    application_id: str
-    topology: "Topology"
-    num_stream_threads: int = 1
-    group_instance_id: str | None = None
-    client_id: str | None = None
-    rack_id: str | None = None
-    client_tags: Mapping[str, str] = field(default_factory=dict)
-    endpoint: tuple[str, int] | None = None
-    rebalance_timeout_ms: int = 300_000
-    restore_records_per_s: float = 5_000
-    revocation_delay_ms: int = 0
-    changelog_end_offset: EndOffsets = 50_000
-    retry_backoff_ms: int = 100
-    #: Kafka Streams' `group.protocol`: "streams" (KIP-1071) or "classic" (JoinGroup/SyncGroup with
-    #: Kafka Streams' SubscriptionInfo/AssignmentInfo; `kgroup.clients.streams_classic`)
-    group_protocol: str = "streams"
-
-    @property
-    def group_id(self) -> str:
-        return self.application_id
-
-    @property
-    def topology_epoch(self) -> int:
-        return self.topology.epoch
-
-    def end_offset(self, task: TaskId, now_ms: int) -> int:
-        """The task's cumulative changelog end offset at `now_ms`."""
-        model = self.changelog_end_offset
-        if callable(model):
-            return int(model(task, now_ms))
-        if isinstance(model, Mapping):
-            return int(model.get(task, 0))
-        return int(model)
-
-    def stateful_subtopologies(self) -> set[str]:
-        return {s.subtopology_id for s in self.topology.subtopologies if s.state_changelog_topics}
-
-
-@dataclass
-class StateDirectory:
-    """A Kafka Streams instance's local state (`state.dir`): per stateful task the checkpointed
-    cumulative changelog offset. Shared by the instance's threads; it outlives the process."""
-
-    offsets: dict[TaskId, int] = field(default_factory=dict)
-
-    def wipe(self) -> None:
-        """Delete the local state (a new machine, or `KafkaStreams.cleanUp()`)."""
-        self.offsets.clear()
 
 
 @dataclass(frozen=True)
@@ -200,94 +119,35 @@ def process_uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-@dataclass
-class _Callback:
-    """Work on the application thread that takes time (closing revoked active tasks)."""
-
-    done_at: int
-    then: Callable[[], None]
-    generation: int
-
-
-class StreamThread:
+class StreamThread(StreamThreadBase, HeartbeatMember):
     """One stream thread: a member of the Streams group (see the module docstring).
 
     Driven by `Simulation` like the simulated consumers: `tick()` is the heartbeat thread,
-    `poll()` the application thread. `owned` is the set of active tasks it runs, as
-    (subtopology, partition); `standby` and `warmup` the other roles; `statuses` the last
-    statuses the coordinator sent ({code: detail}); `error` why it went FATAL."""
+    `poll()` the application thread (one loop: finish closing tasks, reconcile, restore).
+    `owned` is the set of active tasks it runs, as (subtopology, partition); `standby` and
+    `warmup` the other roles; `statuses` the last statuses the coordinator sent ({code:
+    detail}); `error` why it went FATAL."""
 
     protocol = "streams"
+    _states = S
+    _not_in_group = _NOT_IN_GROUP
+    _state_after_leave = S.LEAVING
+    _no_assignment = NO_TASKS
+    _non_fatal = frozenset({E.topic_authorization_failed})   # Kafka: the member stays, in case the ACLs are added
 
-    def __init__(self, app: "StreamsApplication", index: int) -> None:
-        self.app = app
-        self.c = app.c
-        self.index = index
-        self.name = f"{app.name}-{index}"
+    def __init__(self, app: StreamsInstance, index: int) -> None:
+        super().__init__(app, index)
         self.heartbeat_listeners: list[Callable[[HeartbeatExchange], None]] = []
         self.heartbeats: list[HeartbeatExchange] = []
-        self.events: list[RebalanceEvent] = []
         self._rng = random.Random(f"{app.seed}/thread-{index}")
-        self.incarnation = 0
         self._generation = 0
-        self.member_id = ""
         self.member_epoch = 0
-        self.active: set[TaskId] = set()
-        self.standby: set[TaskId] = set()
-        self.warmup: set[TaskId] = set()
         self.current = NO_TASKS
         self.target = NO_TASKS
         self.statuses: dict[int, str] = {}
-        self.error: tuple[str, str] | None = None
-        self.endpoint_information_epoch = -1
-        self.partitions_by_user_endpoint: dict[tuple[str, int], dict[str, dict[str, set[int]]]] | None = None
         self.heartbeat_interval_ms = 0
-        self._callback: _Callback | None = None
+        self._callback: PendingCallback | None = None
         self._offsets_urgent = False
-        self.state = S.STOPPED
-
-    # -- identity --------------------------------------------------------------------------
-    @property
-    def config(self) -> StreamsConfig:
-        return self.app.config
-
-    @property
-    def instance_id(self) -> str | None:
-        """`group.instance.id` of this thread's consumer: "<instance>-<thread index>"."""
-        inst = self.config.group_instance_id
-        return None if inst is None else f"{inst}-{self.index}"
-
-    @property
-    def client_id(self) -> str:
-        """Kafka Streams' consumer client id: "<client.id>-StreamThread-<n>-consumer"."""
-        return f"{self.config.client_id or self.app.name}-StreamThread-{self.index}-consumer"
-
-    @property
-    def is_static(self) -> bool:
-        return self.instance_id is not None
-
-    @property
-    def owned(self) -> set[TaskId]:
-        """The active tasks this thread runs (what the driver samples)."""
-        return self.active
-
-    @property
-    def running(self) -> bool:
-        return self.state not in (S.STOPPED, S.FATAL)
-
-    @property
-    def generation(self) -> int:
-        """The member epoch (what the driver samples as the generation)."""
-        return self.member_epoch
-
-    @property
-    def rejoin_needed(self) -> bool:
-        return self.state in (S.JOINING, S.FENCED)
-
-    @property
-    def busy(self) -> bool:
-        """The application thread is closing revoked active tasks."""
-        return self._callback is not None
 
     @property
     def not_ready(self) -> bool:
@@ -300,17 +160,6 @@ class StreamThread:
         """Not done even when STABLE: the group is not ready, or a caught-up warm-up task is
         still to be reported (what `Simulation.run_until_stable` waits for)."""
         return self.not_ready or self._offsets_urgent
-
-    def tasks(self) -> dict[str, set[TaskId]]:
-        """The tasks this thread runs, by role."""
-        return {"active": set(self.active), "standby": set(self.standby), "warmup": set(self.warmup)}
-
-    def all_units(self) -> list[TaskId]:
-        """Every task of the topology as the cluster sizes it now (the driver's "partitions")."""
-        from kgroup.groups.streams import configure
-
-        configured = configure(self.config.topology, self.c.cluster)
-        return [(s, p) for s, n in sorted(configured.num_tasks().items()) for p in range(n)]
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -334,7 +183,7 @@ class StreamThread:
         self._offsets_urgent = False       # ... and send it at once (a warm-up task caught up)
         self._caught_up: set[TaskId] = set()
         self._sent: dict[str, Any] = {}    # Kafka's LastSentFields (empty: the next request is full)
-        self._callback: _Callback | None = None
+        self._callback: PendingCallback | None = None
         self._reconciling = False
         self._lost_pending = False
         self._last_restore = self.c.now()
@@ -349,7 +198,7 @@ class StreamThread:
         self._checkpoint_all()
         self._release("revoked")
         if self.state not in _NOT_IN_GROUP and self.member_epoch > 0:
-            self._send_leave(LEAVE_GROUP_STATIC_MEMBER_EPOCH if self.is_static else LEAVE_GROUP_MEMBER_EPOCH)
+            self._send_leave(self._leave_epoch)
         self.state = S.STOPPED
 
     def crash(self) -> None:
@@ -365,13 +214,6 @@ class StreamThread:
         self.active, self.standby, self.warmup = set(), set(), set()
         self.current = NO_TASKS
 
-    def _send_leave(self, epoch: int, *, shutdown: bool = False) -> None:
-        self.member_epoch = epoch
-        self.state = S.LEAVING
-        self._heartbeat(shutdown=shutdown)   # sent once; the answer does not matter
-        self._emit("left", detail=f"epoch {epoch}" + (", shutdown requested" if shutdown else ""))
-        self.member_epoch = 0
-
     def request_shutdown(self) -> None:
         """KIP-1071: ask every instance of the application to shut down (ShutdownApplication=true,
         sent, as the KIP says, with the group leave epoch); this thread leaves."""
@@ -381,20 +223,16 @@ class StreamThread:
         self._checkpoint_all()
         self._release("revoked")
         if self.state not in _NOT_IN_GROUP:
-            self._send_leave(LEAVE_GROUP_MEMBER_EPOCH, shutdown=True)
+            self._send_leave(LEAVE_GROUP_MEMBER_EPOCH, ", shutdown requested", shutdown=True)
         self.state = S.STOPPED
 
     # -- the heartbeat thread ----------------------------------------------------------------
-    def tick(self) -> None:
-        """Kafka's heartbeat request manager: heartbeat when due, or at once when needed."""
-        if not self.running:
-            return
-        now = self.c.now()
-        self._maybe_finish_callback(now)
-        if self.state in _NOT_IN_GROUP:
-            return
-        if self.state in (S.JOINING, S.ACKNOWLEDGING) or self._offsets_urgent or now >= self._next_heartbeat:
-            self._heartbeat()
+    def _urgent(self) -> bool:
+        """Joining, acknowledging, or reporting a caught-up warm-up task."""
+        return self.state in (S.JOINING, S.ACKNOWLEDGING) or self._offsets_urgent
+
+    def _after_heartbeat(self) -> None:
+        """A SHUTDOWN_APPLICATION status (to this thread or another of the instance) closes the instance."""
         if self.app.shutdown_reason is not None:
             self.app._shut_down()
 
@@ -463,29 +301,9 @@ class StreamThread:
         sent["any"] = True
         return request("StreamsGroupHeartbeat", 0, **data)
 
-    def _heartbeat(self, *, shutdown: bool = False) -> None:
-        now = self.c.now()
-        req = self._build_request(shutdown=shutdown)
-        # onHeartbeatRequestGenerated: states that end once the request is out.
-        if self.state is S.ACKNOWLEDGING:
-            self.state = S.STABLE if self.current == self.target else S.RECONCILING
-        self._next_heartbeat = now + max(self.heartbeat_interval_ms, self.config.retry_backoff_ms)
-        start = self.c.position
-        try:
-            resp = self.app.transport.send(req, client_id=self.client_id)
-        except RequestTimeout as e:
-            self._on_failure(str(e))
-            return
-        end = self.c.position
-        if self.state is not S.LEAVING:
-            if resp.error_code != E.none:
-                self._on_error(resp)
-            else:
-                self._on_success(resp)
-        ex = HeartbeatExchange(now, self.name, req, resp, start, end)
-        self.heartbeats.append(ex)
-        for fn in list(self.heartbeat_listeners):
-            fn(ex)
+    def _on_response(self, resp: Any) -> None:
+        if self.state is not S.LEAVING:   # the answer to a leave heartbeat does not matter
+            super()._on_response(resp)
 
     def _on_success(self, resp: Any) -> None:
         """Kafka's `StreamsGroupHeartbeatRequestManager.onSuccessResponse` + `StreamsMembershipManager`."""
@@ -529,39 +347,6 @@ class StreamThread:
         elif self.state in (S.RECONCILING, S.JOINING):
             self.state = S.STABLE
 
-    def _on_failure(self, why: str) -> None:
-        """Kafka's `StreamsGroupHeartbeatRequestManager.onFailure` (no answer): the next request
-        is full and goes after the retry backoff with the epoch the member has (KIP-1071, like
-        KIP-848: the previous epoch with a subset of its tasks is accepted). A lost answer to a
-        leave is ignored."""
-        self._sent = {}
-        if self.state is S.LEAVING:
-            return
-        self._emit("error", detail=f"heartbeat: {why}")
-        self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
-
-    def _on_error(self, resp: Any) -> None:
-        """Kafka's `onErrorResponse`: the next request is full; fenced members rejoin, fatal
-        errors stop the thread."""
-        code = resp.error_code
-        self._sent = {}
-        self._emit("error", detail=f"heartbeat: {code.name.upper()}"
-                   + (f" ({resp.error_message})" if resp.error_message else ""))
-        if code in _RETRIABLE:
-            self._next_heartbeat = self.c.now() + self.config.retry_backoff_ms
-        elif code in (E.fenced_member_epoch, E.unknown_member_id):
-            self._transition_to_fenced()
-        elif code == E.topic_authorization_failed:
-            pass   # Kafka: the member stays, in case the ACLs are added
-        else:
-            self._transition_to_fatal(code, resp.error_message)
-
-    def _transition_to_fenced(self) -> None:
-        self.state = S.FENCED
-        self.member_epoch = 0
-        self._emit("fenced")
-        self._lost_pending = True   # the tasks are lost on the application thread, then it rejoins
-
     def _transition_to_fatal(self, code: ErrorCode, message: str | None) -> None:
         self.error = (code.name.upper(), message or "")
         self._emit("fatal", detail=f"{code.name.upper()}: {message or ''}")
@@ -571,41 +356,16 @@ class StreamThread:
         self.state = S.FATAL
 
     def _transition_to_joining(self) -> None:
-        self._generation += 1
-        self._reconciling = False
-        self.member_epoch = 0
-        self.target = NO_TASKS
+        super()._transition_to_joining()
         self._caught_up = set()
-        self.state = S.JOINING
 
     # -- the application thread ------------------------------------------------------------------
-    def poll(self) -> None:
-        """One loop of the stream thread: finish closing tasks, reconcile, restore, process."""
-        if not self.running:
-            return
-        now = self.c.now()
-        self._maybe_finish_callback(now)
-        if self.busy:
-            return
-        if self._lost_pending:
-            self._lost_pending = False
-            self._checkpoint_all()
-            self._release("lost")
-            if self.state is S.FENCED:
-                self._transition_to_joining()
-        self._maybe_reconcile()
-        if self.busy or self.state in _NOT_IN_GROUP:
-            return
-        self._restore(now)
+    def _release_lost(self) -> None:
+        self._checkpoint_all()
+        self._release("lost")
 
-    def _maybe_finish_callback(self, now: int) -> None:
-        cb = self._callback
-        if cb is not None and now >= cb.done_at:
-            self._callback = None
-            if cb.generation == self._generation:
-                cb.then()
-            else:
-                self._reconciling = False
+    def _work(self, now: int) -> None:
+        self._restore(now)
 
     def _maybe_reconcile(self) -> None:
         """Kafka's `StreamsMembershipManager.maybeReconcile`: revoke actives, assign, acknowledge."""
@@ -656,10 +416,7 @@ class StreamThread:
             self._emit("revoked", revoked)
             assign()
 
-        if self.config.revocation_delay_ms > 0:
-            self._callback = _Callback(now + self.config.revocation_delay_ms, revoke_done, generation)
-        else:
-            revoke_done()
+        self._run_callback(self.config.revocation_delay_ms, revoke_done, generation)
 
     # -- restoration -------------------------------------------------------------------------------
     def _restore(self, now: int) -> None:
@@ -705,12 +462,6 @@ class StreamThread:
     def status_names(self) -> dict[str, str]:
         """The last statuses by name (e.g. {"STALE_TOPOLOGY": "..."})."""
         return {STATUS_NAMES.get(code, str(code)): detail for code, detail in sorted(self.statuses.items())}
-
-    def _emit(self, kind: str, tasks=(), *, detail: str = "") -> None:
-        ev = RebalanceEvent(self.c.now(), self.name, kind, tuple(tasks), self.member_epoch, detail)
-        self.events.append(ev)
-        if self.app.on_event is not None:
-            self.app.on_event(ev)
 
     def __repr__(self) -> str:
         return (f"StreamThread({self.name!r}, {self.state}, member={self.member_id}, epoch={self.member_epoch}, "
@@ -761,7 +512,6 @@ class StreamsApplication:
         if self.config.group_protocol not in ("streams", "classic"):
             raise ValueError(f"group_protocol must be 'streams' or 'classic', not {self.config.group_protocol!r}")
         if self.config.group_protocol == "classic":
-            from kgroup.clients.streams_classic import ClassicStreamThread
             return [ClassicStreamThread(self, i) for i in range(1, self.config.num_stream_threads + 1)]
         return [StreamThread(self, i) for i in range(1, self.config.num_stream_threads + 1)]
 
