@@ -61,6 +61,12 @@ class Profile:
     #: role first (kip: KIP-1071's online-migration example, C drops warm-up 0_2 before epoch 25) vs
     #: kept in it until the active task is granted (kafka: CurrentAssignmentBuilder's promotions).
     streams_promotion_keeps_old_role: bool
+    #: Streams: members reconcile towards the target assignment (kip) vs towards the refined
+    #: assignment kept per assignment epoch once warm-up replicas are configured, from which a
+    #: heartbeat naming a static member's instance id under another member id moves that member's
+    #: share before it is validated, even when it is then refused (kafka 4.4.0:
+    #: `refinedAssignmentForEpoch`, `relabelRefinedAssignment`; raised in the review of Kafka PR #23542).
+    streams_kept_refined_assignment: bool
     #: Share: when the SPSO moves, Acquired records below it are archived (kip) vs keep their lock (kafka).
     share_archive_acquired_below_spso: bool
     #: Share: the durable-state write of an acknowledgement carries the SPSO it moves to (kip:
@@ -121,6 +127,7 @@ _KIP_FORKS = {
     "streams_bump_on_every_assignment_config": True,
     "streams_internal_topic_progress": True,
     "streams_promotion_keeps_old_role": False,
+    "streams_kept_refined_assignment": False,
     "share_archive_acquired_below_spso": True,
     "share_ack_write_carries_new_spso": True,
     "share_reset_spso_written_at_load": True,

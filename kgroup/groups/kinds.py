@@ -55,9 +55,7 @@ class ModernGroupKind:
     #: the states it reports besides Empty, Stable and Dead
     other_states: tuple[str, ...]
     #: Kafka's words when a target-epoch tombstone comes while members still have a target
-    target_epoch_tombstone_refused: str = (
-        "Received a tombstone record to delete the target assignment epoch of group {group_id} but members "
-        "still have a target assignment.")
+    target_epoch_tombstone_refused: str
     records: dict[str, type] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -98,9 +96,9 @@ class ModernGroupKind:
         raise self.not_this_type(group_id)
 
     def describe(self, c: Any, group_id: str, answer: Callable[[Any], dict], **empty: Any) -> dict:
-        """One group of a Describe answer: the fields every type answers, this type's `empty`
-        ones, then `answer(group)`; or only the error (Kafka's order of checks: an empty id, the
-        coordinator, the group)."""
+        """One group of a Describe answer: the fields every type answers (its state and epochs),
+        this type's `empty` ones, then `answer(group)`; or only the error (Kafka's order of checks:
+        an empty id, the coordinator, the group)."""
         base = {"error_code": ErrorCode.none, "error_message": None, "group_id": group_id, "group_state": "",
                 "group_epoch": 0, "assignment_epoch": 0, **empty, "members": [],
                 "authorized_operations": -2147483648}
@@ -111,7 +109,8 @@ class ModernGroupKind:
             group = self.group(c, group_id)
         except KafkaError as e:
             return {**base, "error_code": e.code, "error_message": e.message or None}
-        return {**base, **answer(group)}
+        return {**base, "group_state": group.state, "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch, **answer(group)}
 
     def hosted(self, c: Any) -> list:
         """This type's groups on the partitions the coordinator hosts (what `onLoaded` walks)."""
@@ -152,8 +151,13 @@ class ModernGroupKind:
     def target_epoch_tombstone(self, group_id: str) -> Any:
         return self.record("TargetAssignmentMetadata", None, group_id=group_id)
 
-    def current_assignment(self, group_id: str, member_id: str, value: Any) -> Any:
-        return self.record("CurrentMemberAssignment", value, group_id=group_id, member_id=member_id)
+    def current_assignment(self, group_id: str, member: Any, **assignment: Any) -> Any:
+        """A member's current-assignment record: its epochs and its state in this type's bytes
+        (`member_state`), with the type's `assignment` fields."""
+        V = self.records["CurrentMemberAssignment"].Value
+        value = V(member_epoch=member.member_epoch, previous_member_epoch=member.previous_member_epoch,
+                  state=self.member_state.encode(member.state), **assignment)
+        return self.record("CurrentMemberAssignment", value, group_id=group_id, member_id=member.member_id)
 
     def current_assignment_tombstone(self, group_id: str, member_id: str) -> Any:
         return self.record("CurrentMemberAssignment", None, group_id=group_id, member_id=member_id)
@@ -166,35 +170,34 @@ class ModernGroupKind:
         out.append(self.target_epoch_tombstone(group_id))
         return out + [self.member_tombstone(group_id, m) for m in member_ids]
 
-CONSUMER = ModernGroupKind(
-    type=GroupType.CONSUMER, label="Consumer", family="ConsumerGroup", member_state=CONSUMER_MEMBER_STATE,
-    heartbeat_api=68, describe_api=69,
-    assigns="partitions, each to one member (server-side `uniform` or `range`)",
-    reconciles=True, static_members=True, classic_members="yes: online migration both ways (KIP-848)",
-    assignment_epochs="each assigned or revoking partition",
-    offsets="OffsetCommit in `__consumer_offsets`",
-    other_states=("Assigning", "Reconciling"))
+_REFUSED = ("Received a tombstone record to delete the target assignment epoch of group {group_id} but members "
+            "still have a target assignment.")
 
-SHARE = ModernGroupKind(
-    type=GroupType.SHARE, label="Share", family="ShareGroup", member_state=CONSUMER_MEMBER_STATE,
-    heartbeat_api=76, describe_api=77,
-    assigns="partitions, one partition possibly to several members (`simple`)",
-    reconciles=False, static_members=False, classic_members="no",
-    assignment_epochs="nothing",
-    offsets="share-partition state (SPSO, record states) in `__share_group_state`",
-    other_states=())
-
-STREAMS = ModernGroupKind(
-    type=GroupType.STREAMS, label="Streams", family="StreamsGroup", member_state=STREAMS_MEMBER_STATE,
-    heartbeat_api=88, describe_api=89,
-    assigns="tasks of a topology: active, standby and warm-up (`sticky`; `highly_available` under `kip`)",
-    reconciles=True, static_members=True,
-    classic_members="online migration under `kip` (KIP-1071); under `kafka` offline only, as Kafka 4.4.0",
-    assignment_epochs="each assigned or revoking active task",
-    offsets="OffsetCommit in `__consumer_offsets`",
-    other_states=("NotReady", "Assigning", "Reconciling"),
-    target_epoch_tombstone_refused=("Received a tombstone record to delete target assignment of {group_id} but "
-                                    "the assignment still has {members} members."))
+#: The declarations: one row per question, one column per type (consumer, share, Streams), so that
+#: a row reads across what differs.
+_DECLARED: dict[str, tuple[Any, Any, Any]] = {
+    "type": (GroupType.CONSUMER, GroupType.SHARE, GroupType.STREAMS),
+    "label": ("Consumer", "Share", "Streams"),
+    "family": ("ConsumerGroup", "ShareGroup", "StreamsGroup"),
+    "member_state": (CONSUMER_MEMBER_STATE, CONSUMER_MEMBER_STATE, STREAMS_MEMBER_STATE),
+    "heartbeat_api": (68, 76, 88),
+    "describe_api": (69, 77, 89),
+    "assigns": ("partitions, each to one member (server-side `uniform` or `range`)",
+                "partitions, one partition possibly to several members (`simple`)",
+                "tasks of a topology: active, standby and warm-up (`sticky`; `highly_available` under `kip`)"),
+    "reconciles": (True, False, True),
+    "static_members": (True, False, True),
+    "classic_members": ("yes: online migration both ways (KIP-848)", "no",
+                        "online migration under `kip` (KIP-1071); under `kafka` offline only, as Kafka 4.4.0"),
+    "assignment_epochs": ("each assigned or revoking partition", "nothing", "each assigned or revoking active task"),
+    "offsets": ("OffsetCommit in `__consumer_offsets`",
+                "share-partition state (SPSO, record states) in `__share_group_state`",
+                "OffsetCommit in `__consumer_offsets`"),
+    "other_states": (("Assigning", "Reconciling"), (), ("NotReady", "Assigning", "Reconciling")),
+    "target_epoch_tombstone_refused": (_REFUSED, _REFUSED, "Received a tombstone record to delete target assignment "
+                                       "of {group_id} but the assignment still has {members} members."),
+}
+CONSUMER, SHARE, STREAMS = (ModernGroupKind(**{name: row[i] for name, row in _DECLARED.items()}) for i in range(3))
 
 #: the modern group types, by `GroupType`
 KINDS = {k.type: k for k in (CONSUMER, SHARE, STREAMS)}

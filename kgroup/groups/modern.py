@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kgroup.assignors.api import GroupSpec, PartitionAssignorException, subscription_type_of
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import assignment_interval_ms
 from kgroup.groups.base import Group
 from kgroup.javaorder import java_hash_order, java_uuid_hash, service_order
-from kgroup.runtime import Result
+from kgroup.runtime import Result, handles, on_loaded
 
 #: How long subscribed topic metadata is trusted before a heartbeat checks it again. Kafka also
 #: refreshes at once when a subscribed topic changes; kgroup notices any cluster change.
@@ -73,11 +74,74 @@ def target_assignment_due(c: Any, group: "ModernGroup", kind: str) -> bool:
     return can_compute_next_target_assignment(group.assignment_timestamp, interval, c.now())
 
 
-def describe_groups(c: Any, group_ids: Iterable[str], describe_one: Any) -> Any:
-    """A Describe API's answer: `describe_one(group_id)` for each, in Kafka's order (the empty ids
-    first, then partition by partition, as GroupCoordinatorService asks its shards)."""
-    ids = service_order(group_ids, c.partition_for, invalid=lambda g: not g)
-    return Result({"throttle_time": 0, "groups": [describe_one(g) for g in ids]})
+def assign_partitions(c: Any, kind: Any, group_id: str, group_epoch: int, assignor: Any, topics: Any,
+                      specs: Mapping[str, Any], previous: Mapping[str, Any], records: list) -> dict[str, Assignment]:
+    """Kafka's `TargetAssignmentBuilder` for the types that assign partitions (consumer, share):
+    `assignor` over the member `specs` (in the HashMap order they were built in) with their
+    `previous` targets; a target-member record for each member whose target is new or changed,
+    then the new assignment epoch, stamped with the time the assignor ran (KIP-1263)."""
+    spec = GroupSpec(specs, subscription_type_of(specs), {mid: previous.get(mid, {}) for mid in specs})
+    try:
+        new = assignor.assign(spec, topics) if specs else {}
+    except PartitionAssignorException as e:
+        raise KafkaError(ErrorCode.unknown_server_error,
+                         f"Failed to compute a new target assignment for epoch {group_epoch}: {e}") from None
+    out: dict[str, Assignment] = {}
+    for mid in specs:
+        assignment = frozen(new.get(mid, {}))
+        out[mid] = assignment
+        if mid not in previous or assignment != frozen(previous[mid]):
+            records.append(kind.partitions_target_member(group_id, mid, assignment))
+    records.append(kind.target_epoch(group_id, group_epoch, c.now()))
+    return out
+
+
+#: what Java's String.trim() strips: every char <= U+0020 (Python's strip() differs both ways)
+_TRIMMED = "".join(chr(i) for i in range(33))
+
+
+def throw_if_empty_string(value: str | None, field: str) -> None:
+    """Kafka's `throwIfEmptyString`: INVALID_REQUEST "<field> can't be empty." for a value that is
+    set and has nothing left once trimmed as Java trims."""
+    if value is not None and value.strip(_TRIMMED) == "":
+        raise KafkaError(ErrorCode.invalid_request, f"{field} can't be empty.")
+
+
+def heartbeat_error(e: KafkaError) -> dict:
+    """A ConsumerGroupHeartbeat or ShareGroupHeartbeat answer carrying only the error."""
+    return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None, "member_id": None,
+            "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
+
+
+def fence_by_id(c: Any, group_type: type, group_id: str, member_id: str, reason: str, fence_members: Any) -> Any:
+    """A timer's fencing (a session or rebalance timeout): `fence_members` of the type on the
+    member, nothing when the group or member is already gone; `reason` is kept for display."""
+    group = c.groups.get(group_id)
+    if not isinstance(group, group_type) or member_id not in group.members:
+        return None
+    group.last_fence_reason = reason
+    return fence_members(c, group, [group.members[member_id]], None)
+
+
+def restarts_sessions_on_load(kind: Any, restart: Any) -> None:
+    """Register a type's part of Kafka's `onLoaded`: `restart(c, group, member)` for every member
+    of its groups on the partitions just loaded (timers are soft state: a fresh session, and
+    members still revoking their rebalance timeout again)."""
+    @on_loaded
+    def _after_load(c: Any) -> None:
+        for group in kind.hosted(c):
+            for m in group.members.values():
+                restart(c, group, m)
+
+
+def handles_describe(api_key: int, describe_group: Any) -> Any:
+    """Register a type's Describe API (ConsumerGroupDescribe & co.): `describe_group(c, group_id,
+    request)` for each group id, in Kafka's order (the empty ids first, then partition by
+    partition, as GroupCoordinatorService asks its shards). Returns the handler."""
+    def describe(c: Any, req: Any, version: int) -> Result:
+        ids = service_order(req.group_ids, c.partition_for, invalid=lambda g: not g)
+        return Result({"throttle_time": 0, "groups": [describe_group(c, g, req) for g in ids]})
+    return handles(api_key)(describe)
 
 
 def assignment_of(topic_partitions: Iterable[Any]) -> Assignment:
@@ -229,6 +293,11 @@ class ModernGroup(Group):
 
     kind: Any
 
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "kind" in cls.__dict__:
+            cls.type = cls.kind.type  # the GroupType a group type declares
+
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
         self.group_epoch = INITIAL_GROUP_EPOCH
@@ -335,8 +404,9 @@ class ModernGroup(Group):
             self.static_members[new.instance_id] = new.member_id
 
 
-__all__ = ["describe_groups", "assignment_of", "can_compute_next_target_assignment", "target_assignment_due",
-           "ReplayError", "topic_partitions",
-           "described_assignment", "METADATA_REFRESH_INTERVAL_MS", "client_member_id",
-           "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH", "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment",
-           "MemberState", "ModernMember", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]
+__all__ = ["METADATA_REFRESH_INTERVAL_MS", "INITIAL_GROUP_EPOCH", "LEAVE_GROUP_MEMBER_EPOCH",
+           "LEAVE_GROUP_STATIC_MEMBER_EPOCH", "Assignment", "EpochAssignment", "ReplayError", "client_member_id",
+           "can_compute_next_target_assignment", "target_assignment_due", "assign_partitions", "throw_if_empty_string", "heartbeat_error", "fence_by_id",
+           "restarts_sessions_on_load", "handles_describe", "assignment_of", "topic_partitions",
+           "described_assignment", "MemberState", "MemberStateBytes", "CONSUMER_MEMBER_STATE", "STREAMS_MEMBER_STATE",
+           "ModernMember", "ModernGroupState", "ModernGroup", "topic_order", "frozen", "partitions_of"]

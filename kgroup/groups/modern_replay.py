@@ -82,15 +82,30 @@ def member_tombstone_allowed(group: ModernGroup, member_id: str) -> bool:
 
 def replay_members(kind: Any, group_type: type, make: Callable[[Any, str], Any], *,
                    member: Callable[[str, Any, Any], Any], assignment: Callable[[Any, Any], Any],
-                   target: Callable[[Any], Any], new_member: Callable[[str], Any]) -> Resolve:
-    """Register the replay of a type's member, target-epoch, target-member and current-assignment
-    records, and return its `Resolve` for the type's own records. The type declares only how a
-    group is made, `make(coordinator, group_id)`, and its conversions: `member(member_id, old or
-    None, value)`, `assignment(member, value)` (its current assignment), `target(value)`,
-    `new_member(member_id)`; its members answer `with_assignment_deleted()` and its group
-    `remove_member(id, timestamp)`."""
+                   target: Callable[[Any], Any], new_member: Callable[[str], Any],
+                   metadata: Callable[[Any, Any, Any, Any], None] | None = None,
+                   check_tombstone: Callable[[Any, str], None] | None = None) -> Resolve:
+    """Register the replay of the five records every modern group writes, and return the type's
+    `Resolve` for its own records. The type declares only how a group is made, `make(coordinator,
+    group_id)`, and its conversions: `member(member_id, old or None, value)`, `assignment(member,
+    value)` (its current assignment), `target(value)`, `new_member(member_id)`; what else its group
+    metadata record holds, `metadata(c, entry, value, group)` (before the epoch moves), and its own
+    checks of that record's tombstone, `check_tombstone(group, group_id)` (Kafka's words). Its
+    members answer `with_assignment_deleted()` and its group `remove_member(id, timestamp)`."""
     records = kind.records
     resolve = resolver(group_type, make)
+
+    @replay_of(resolve, records["Metadata"])
+    def _metadata(c: Any, entry: Any, key: Any, value: Any, group: Any) -> None:
+        if value is None:
+            if check_tombstone is not None:
+                check_tombstone(group, key.group_id)
+            replay_group_tombstone(c, group, key.group_id)
+            return
+        if metadata is not None:
+            metadata(c, entry, value, group)
+        group.group_epoch = value.epoch
+        group.metadata_hash = value.metadata_hash
 
     @replay_of(resolve, records["MemberMetadata"])
     def _member(c: Any, entry: Any, key: Any, value: Any, group: Any) -> None:

@@ -11,11 +11,7 @@ from kgroup.oracle.streams import StreamsInstance
 
 pytest.importorskip("confluent_kafka")
 
-#: scenarios with a difference kgroup does not follow yet, each named in the README and checked
-#: to be exactly that difference by a test of its own below
-KNOWN = {streams_scenarios.STREAMS_STATIC_MEMBER_RULES.name}
-CASES = [pytest.param(s, p, id=f"{s.name}-{p}") for s in streams_scenarios.ALL for p in s.profiles
-         if s.name not in KNOWN]
+CASES = [pytest.param(s, p, id=f"{s.name}-{p}") for s in streams_scenarios.ALL for p in s.profiles]
 
 
 @pytest.mark.slow
@@ -49,19 +45,3 @@ def test_an_instance_reports_its_states_and_tasks_and_closes_cleanly(kafka, stre
 def test_an_unknown_topology_is_refused_before_any_jvm_starts():
     with pytest.raises(ValueError, match="unknown topology 'nope'"):
         StreamsInstance("127.0.0.1:1", "app", topology="nope")
-
-
-@pytest.mark.slow
-def test_static_rules_agree_but_for_the_replacements_first_reconcile(kafka, streams_apps):
-    """Every answer (errors and their messages included) and every record agree, except one:
-    a static member that left with -2 and comes back under a new member id with the same process
-    is reconciled by Kafka 4.4.0 to the target epoch with no active task, by kgroup with the task
-    it got back (README, "Where kgroup still differs"). When that changes, so must the README."""
-    result = compare(streams_scenarios.STREAMS_STATIC_MEMBER_RULES, kafka, "kafka")
-    assert result.verdicts["clients saw"] == "equal", result.report()
-    assert [d.aspect for d in result.differences] == ["records", "records"], result.report()
-    kafka_side = " ".join(map(str, (d.kafka for d in result.differences)))
-    kgroup_side = " ".join(map(str, (d.kgroup for d in result.differences)))
-    reconciled = '"memberEpoch": 3, "previousMemberEpoch": 0, "state": 1, "activeTasks": '
-    assert reconciled + "[]" in kafka_side, result.report()
-    assert reconciled + '[{"subtopologyId": "0", "partitions": [0]' in kgroup_side, result.report()

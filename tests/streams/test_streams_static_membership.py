@@ -4,6 +4,8 @@ the group-epoch rule aligned with KIP-1071, group.streams.max.size, endpoint inf
 Both profiles agree here (the README's profile table); tests run under the default `kip`."""
 from __future__ import annotations
 
+import pytest
+
 from kgroup import Cluster, Coordinator, ErrorCode
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import to_data
@@ -43,6 +45,16 @@ def static_pair(c):
     return settle(c, "a1", "b1")
 
 
+def after_static_leave(**config) -> tuple[Coordinator, int]:
+    """A static pair whose member a1 (instance "a") has just left with epoch -2, keeping its
+    instance id for a replacement; also the group epoch before that leave."""
+    c = coord(**config)
+    static_pair(c)
+    epoch = sgroup(c).group_epoch
+    shb(c, "a1", -2, instance="a")
+    return c, epoch
+
+
 def test_static_member_joins():
     c = coord()
     r = shb(c, "a1", 0, instance="a")
@@ -65,30 +77,20 @@ def test_leave_minus_two_then_rejoin_with_a_new_member_id_keeps_tasks_without_a_
     assert to_data(describe(Coordinator.load(c.log, cluster=c.cluster))) == to_data(describe(c))
 
 
-def test_rejoin_with_a_changed_process_id_bumps_the_group_epoch():
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
-    shb(c, "a2", 0, instance="a", process="pa-new")
-    assert sgroup(c).group_epoch == epoch + 1
-
-
-def test_rejoin_with_a_changed_rack_bumps_the_group_epoch():
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
-    shb(c, "a2", 0, instance="a", process="pa", rack="r2")
+@pytest.mark.parametrize("rejoin", [
+    dict(process="pa-new"),
+    dict(process="pa", rack="r2"),
+    dict(process="pa", client_tags={"az": "2"}),
+], ids=["process-id", "rack", "client-tags"])
+def test_rejoin_with_a_changed_field_bumps_the_group_epoch(rejoin):
+    c, epoch = after_static_leave()
+    shb(c, "a2", 0, instance="a", **rejoin)
     assert sgroup(c).group_epoch == epoch + 1
 
 
 def test_rejoin_with_only_a_new_client_id_writes_the_member_but_does_not_bump():
     # The review's renamed test: testStaticMemberRejoinWithSameProcessIdDoesNotBumpStreamsGroupEpoch.
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
+    c, epoch = after_static_leave()
     before = c.position
     shb(c, "a2", 0, instance="a", process="pa", client_id="new-client")
     assert sgroup(c).group_epoch == epoch and sgroup(c).members["a2"].client_id == "new-client"
@@ -252,29 +254,14 @@ def test_endpoint_information_epoch_stays_on_a_replacement_with_the_same_endpoin
 def test_rejoin_with_a_new_topology_epoch_bumps_the_group_epoch():
     # KIP-1071 "The group epoch is bumped": a changed topology epoch (here: the update to epoch 1).
     from tests.streams_testing import STATELESS
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
+    c, epoch = after_static_leave()
     r = shb(c, "a2", 0, instance="a", process="pa", topology=STATELESS.with_epoch(1))
     assert r.error_code == E.none and sgroup(c).group_epoch > epoch
     assert sgroup(c).members["a2"].topology_epoch == 1
 
 
-def test_rejoin_with_changed_client_tags_bumps_the_group_epoch():
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
-    shb(c, "a2", 0, instance="a", process="pa", client_tags={"az": "2"})
-    assert sgroup(c).group_epoch == epoch + 1
-
-
 def test_rejoin_from_another_host_writes_the_member_but_does_not_bump():
-    c = coord()
-    static_pair(c)
-    epoch = sgroup(c).group_epoch
-    shb(c, "a1", -2, instance="a")
+    c, epoch = after_static_leave()
     before = c.position
     r = c.handle(_join_request("a2", "a", "pa"), client_host="/10.0.0.9")
     assert r.error_code == E.none and sgroup(c).group_epoch == epoch
@@ -374,3 +361,32 @@ def test_endpoint_information_epoch_ignores_members_without_an_endpoint():
     shb(c, "b1", 0, instance="b", process="pb")
     settle(c, "a1", "b1")
     assert sgroup(c).endpoint_information_epoch == 0
+
+
+def test_a_refused_claim_moves_the_holders_kept_share_kafka():
+    """Kafka 4.4.0 (`streams_kept_refined_assignment`): a join refused with UNRELEASED_INSTANCE_ID
+    has already moved the holder's share of the epoch's kept assignment to the refused member id,
+    so the holder's replacement after a -2 leave is reconciled to that epoch with no task; its next
+    heartbeat, the group Stable, gets a new epoch and the task back. Under `kip` it keeps its tasks."""
+    for profile in ("kafka", "kip"):
+        c = Coordinator(cluster=Cluster({"orders": 4}, seed=1), profile=profile,
+                        config={"group.streams.initial.rebalance.delay.ms": 0})
+        shb(c, "a1", 0, instance="a", process="pa")
+        c.advance(1000)
+        shb(c, "b1", 0, instance="b", process="pb")
+        c.advance(1000)
+        owned = settle(c, "a1", "b1")
+        epoch = sgroup(c).assignment_epoch
+        assert shb(c, "c1", 0, instance="a", process="pc").error_code == E.unreleased_instance_id
+        shb(c, "a1", -2, instance="a")
+        r = shb(c, "a2", 0, instance="a", process="pa")
+        assert r.member_epoch == epoch and sgroup(c).group_epoch == epoch
+        if profile == "kip":
+            assert tasks_of(r.active_tasks) == owned["a1"]
+            continue
+        assert tasks_of(r.active_tasks) == {}
+        before = c.position
+        r = shb(c, "a2", epoch, instance="a", active={}, standby={}, warmup={})
+        assert r.member_epoch == epoch + 1 and tasks_of(r.active_tasks) == owned["a1"]
+        assert written(c, before) == ["StreamsGroupMetadata", "StreamsGroupTargetAssignmentMetadata",
+                                      "StreamsGroupCurrentMemberAssignment"]

@@ -240,11 +240,15 @@ def _reset_and_propagate_assignment_with_error(c: "Coordinator", group: ClassicG
 # ---------------------------------------------------------------------------------------
 # JoinGroup
 
+def _answered_later(future: PendingResponse, result: Result) -> Result:
+    """A handler's result whose answer is `future` (completed now, or when the rebalance gets there)."""
+    return Result(future, result.records, replay=result.replay, then=result.then)
+
+
 @handles(JOIN_GROUP)
 def join_group(c: "Coordinator", req: Any, version: int) -> Result:
     future = _JoinFuture(JOIN_GROUP, version, f"the join phase of group {req.group_id!r} to complete")
-    result = _join(c, req, version, future)
-    return Result(future, result.records, replay=result.replay, then=result.then)
+    return _answered_later(future, _join(c, req, version, future))
 
 
 def _join(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
@@ -452,8 +456,7 @@ def _join_existing_member(c: "Coordinator", group: ClassicGroup, r: _JoinRequest
 @handles(SYNC_GROUP)
 def sync_group(c: "Coordinator", req: Any, version: int) -> Result:
     future = PendingResponse(SYNC_GROUP, version, f"the leader's assignment for group {req.group_id!r}")
-    result = _sync(c, req, version, future)
-    return Result(future, result.records, replay=result.replay, then=result.then)
+    return _answered_later(future, _sync(c, req, version, future))
 
 
 def _sync(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
+from kgroup.groups.base import CommitPartitionValidator, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.kinds import CONSUMER
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -108,13 +108,12 @@ def topics_of(names: Iterable[str], regexes: Iterable[str], resolved: Mapping[st
 class ConsumerGroup(ModernGroup):
     """A KIP-848 consumer group."""
 
-    type = GroupType.CONSUMER
     kind = CONSUMER
+    members: dict[str, ConsumerGroupMember]
+    target_assignment: dict[str, Assignment]
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)
-        self.members: dict[str, ConsumerGroupMember] = {}
-        self.target_assignment: dict[str, Assignment] = {}
         #: topic id -> {partition: epoch of the member owning it (assigned or pending revocation)}
         self.partition_epochs: dict[uuid.UUID, dict[int, int]] = {}
         self.resolved_regexes: dict[str, ResolvedRegularExpression] = {}
@@ -333,14 +332,11 @@ target_member_record = CONSUMER.partitions_target_member
 
 
 def current_assignment_record(group_id: str, m: ConsumerGroupMember) -> Any:
-    V = R.ConsumerGroupCurrentMemberAssignmentValue
-    return CONSUMER.current_assignment(group_id, m.member_id, V(
-        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-        state=CONSUMER.member_state.encode(m.state),
-        assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions, with_epochs=True),
+    TP = R.ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions
+    return CONSUMER.current_assignment(
+        group_id, m, assigned_partitions=topic_partitions(TP, m.assigned_partitions, with_epochs=True),
         # Kafka 4.4.0 keeps the assignment epochs of the partitions being revoked too
-        partitions_pending_revocation=topic_partitions(V.TopicPartitions, m.partitions_pending_revocation,
-                                                       with_epochs=True)))
+        partitions_pending_revocation=topic_partitions(TP, m.partitions_pending_revocation, with_epochs=True))
 
 
 def regex_record(group_id: str, regex: str, resolved: ResolvedRegularExpression) -> Any:

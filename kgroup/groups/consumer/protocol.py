@@ -25,19 +25,20 @@ from typing import TYPE_CHECKING, Any
 import re2
 
 from kgroup.assignors import get_server_assignor
-from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssignorException, TopicMetadata, \
-    subscription_type_of
+from kgroup.assignors.api import MemberSubscription, TopicMetadata
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import group_configs_of
 from kgroup.groups.classic import ClassicGroup
 from kgroup.groups.kinds import CONSUMER
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, client_member_id,
-                                  described_assignment, describe_groups, frozen, target_assignment_due, topic_order)
+                                  METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState, assign_partitions,
+                                  client_member_id, described_assignment, fence_by_id, handles_describe,
+                                  heartbeat_error, restarts_sessions_on_load, target_assignment_due,
+                                  throw_if_empty_string, topic_order)
 from kgroup.javaorder import JavaHashMap, java_order
 from kgroup.protocol import get, ms
-from kgroup.runtime import Result, handles, on_loaded
+from kgroup.runtime import Result, handles
 
 from . import group as G
 from .group import ConsumerGroup, ConsumerGroupMember, ResolvedRegularExpression, topics_of, track_subscription
@@ -59,26 +60,13 @@ CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION = 1
 # ---------------------------------------------------------------------------------------
 # Validation (GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid)
 
-#: what Java's String.trim() strips: every char <= U+0020 (Python's strip() differs both ways)
-_TRIMMED = "".join(chr(i) for i in range(33))
-
-
-def _blank(v: str | None) -> bool:
-    # Kafka's throwIfEmptyString: set, and nothing left once trimmed as Java trims
-    return v is not None and v.strip(_TRIMMED) == ""
-
-
 def validate_heartbeat(c: "Coordinator", req: Any, version: int) -> None:
     epoch = req.member_epoch
-    if (version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH) \
-            and _blank(req.member_id):
-        raise KafkaError(ErrorCode.invalid_request, "MemberId can't be empty.")
-    if _blank(req.group_id):
-        raise KafkaError(ErrorCode.invalid_request, "GroupId can't be empty.")
-    if _blank(req.instance_id):
-        raise KafkaError(ErrorCode.invalid_request, "InstanceId can't be empty.")
-    if _blank(req.rack_id):
-        raise KafkaError(ErrorCode.invalid_request, "RackId can't be empty.")
+    if version >= CONSUMER_GENERATED_MEMBER_ID_REQUIRED_VERSION or epoch > 0 or epoch == LEAVE_GROUP_MEMBER_EPOCH:
+        throw_if_empty_string(req.member_id, "MemberId")
+    throw_if_empty_string(req.group_id, "GroupId")
+    throw_if_empty_string(req.instance_id, "InstanceId")
+    throw_if_empty_string(req.rack_id, "RackId")
     if epoch == 0:
         if ms(req.rebalance_timeout) == -1:
             raise KafkaError(ErrorCode.invalid_request, "RebalanceTimeoutMs must be provided in first request.")
@@ -134,11 +122,6 @@ def _within_bounds(config: Any, values: Any) -> tuple[int, int]:
                  for v, (low, high) in zip(values, _BOUNDS))
 
 
-def _error(e: KafkaError) -> dict:
-    return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None, "member_id": None,
-            "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
-
-
 @handles(CONSUMER_GROUP_HEARTBEAT)
 def consumer_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
     try:
@@ -148,7 +131,7 @@ def consumer_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result
             return leave(c, req.group_id, req.instance_id, req.member_id, req.member_epoch)
         return heartbeat(c, req)
     except KafkaError as e:
-        return Result(_error(e))
+        return Result(heartbeat_error(e))
 
 
 def _owned(topic_partitions: Any) -> dict[uuid.UUID, frozenset[int]] | None:
@@ -363,8 +346,6 @@ def update_target_assignment(c: "Coordinator", change: GroupChange, group_epoch:
         names = m.subscribed_topics(resolved)
         names_in_use |= names
         specs[mid] = MemberSubscription(subscribed_topic_ids(c, names), m.rack_id, m.instance_id)
-    current = {mid: change.target.get(mid, {}) for mid in specs}
-    spec = GroupSpec(specs, subscription_type_of(specs), current)
     topics = TopicMetadata({}, {})
     for n in names_in_use:
         if n in c.cluster:
@@ -372,20 +353,7 @@ def update_target_assignment(c: "Coordinator", change: GroupChange, group_epoch:
             topics.topics[t.topic_id] = (t.name, t.partitions)
             for p, racks in t.racks.items():
                 topics.racks[(t.topic_id, p)] = set(racks)
-    try:
-        new = assignor.assign(spec, topics) if specs else {}
-    except PartitionAssignorException as e:
-        raise KafkaError(ErrorCode.unknown_server_error,
-                         f"Failed to compute a new target assignment for epoch {group_epoch}: {e}") from None
-    out: dict[str, Assignment] = {}
-    for mid in specs:
-        assignment = frozen(new.get(mid, {}))
-        out[mid] = assignment
-        if assignment != frozen(change.target.get(mid, {})) or mid not in change.target:
-            records.append(G.target_member_record(group.group_id, mid, assignment))
-    # Kafka stamps the record with the time the assignor ran (KIP-1263)
-    records.append(G.target_epoch_record(group.group_id, group_epoch, c.now()))
-    return out
+    return assign_partitions(c, CONSUMER, group.group_id, group_epoch, assignor, topics, specs, change.target, records)
 
 
 def maybe_reconcile(c: "Coordinator", change: GroupChange, member: ConsumerGroupMember, target_epoch: int,
@@ -636,11 +604,7 @@ def fence_members(c: "Coordinator", group: ConsumerGroup, members: list[Consumer
 
 def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str, reason: str) -> Result | None:
     """A timer's fencing: nothing when the group or member is already gone."""
-    group = c.groups.get(group_id)
-    if not isinstance(group, ConsumerGroup) or member_id not in group.members:
-        return None
-    group.last_fence_reason = reason
-    return fence_members(c, group, [group.members[member_id]], None)
+    return fence_by_id(c, ConsumerGroup, group_id, member_id, reason, fence_members)
 
 
 def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
@@ -675,31 +639,25 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
                     "target_assignment": described_assignment(c, group.target_assignment.get(m.member_id, {})),
                     "member_type": 0 if m.uses_classic_protocol else 1}
                    for m in group.members.values()]
-        return {"group_state": group.state, "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch,
-                "assignor_name": group.preferred_server_assignor(group.members) or c.config["group.consumer.assignors"][0],
+        return {"assignor_name": group.preferred_server_assignor(group.members) or c.config["group.consumer.assignors"][0],
                 "members": members}
     return CONSUMER.describe(c, group_id, answer, assignor_name="")
 
 
-@handles(CONSUMER_GROUP_DESCRIBE)
-def consumer_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g))
+consumer_group_describe = handles_describe(CONSUMER_GROUP_DESCRIBE, lambda c, group_id, req: describe_group(c, group_id))
 
 
-# ---------------------------------------------------------------------------------------
-# After a reload (Kafka's onLoaded, consumer part): every member gets a fresh session, and
-# members still revoking get their rebalance timeout again.
+def _restart_session(c: "Coordinator", group: ConsumerGroup, m: ConsumerGroupMember) -> None:
+    """After a reload (Kafka's onLoaded, consumer part): a fresh session, and a member still revoking
+    gets its rebalance timeout again."""
+    timeout = (m.classic_member_metadata.session_timeout_ms if m.uses_classic_protocol
+               else session_and_heartbeat_ms(c, group.group_id)[0])
+    schedule_session_timeout(c, group.group_id, m.member_id, timeout)
+    if m.state == MemberState.UNREVOKED_PARTITIONS and not m.uses_classic_protocol:
+        schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
 
-@on_loaded
-def _after_load(c: "Coordinator") -> None:
-    for group in CONSUMER.hosted(c):
-        for m in group.members.values():
-            timeout = (m.classic_member_metadata.session_timeout_ms if m.uses_classic_protocol
-                       else session_and_heartbeat_ms(c, group.group_id)[0])
-            schedule_session_timeout(c, group.group_id, m.member_id, timeout)
-            if m.state == MemberState.UNREVOKED_PARTITIONS and not m.uses_classic_protocol:
-                schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
+
+restarts_sessions_on_load(CONSUMER, _restart_session)
 
 
 __all__ = ["consumer_group_heartbeat", "consumer_group_describe", "describe_group", "heartbeat", "leave",

@@ -15,7 +15,7 @@ from typing import Any
 
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import GroupType, OffsetCommitContext
+from kgroup.groups.base import OffsetCommitContext
 from kgroup.groups.kinds import SHARE
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, Assignment, MemberState, ModernGroup, ModernGroupState,
                                   ModernMember, assignment_of, topic_partitions)
@@ -52,13 +52,12 @@ class ShareGroupMember(ModernMember):
 class ShareGroup(ModernGroup):
     """A KIP-932 share group."""
 
-    type = GroupType.SHARE
     kind = SHARE
+    members: dict[str, ShareGroupMember]
+    target_assignment: dict[str, Assignment]
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)
-        self.members: dict[str, ShareGroupMember] = {}
-        self.target_assignment: dict[str, Assignment] = {}
         self.state_metadata = StatePartitionMetadata()
         #: an obsolete ShareGroupPartitionMetadata record (9) is in the log (Kafka wrote it
         #: before the metadata hash); a heartbeat deletes it
@@ -210,11 +209,8 @@ target_member_record = SHARE.partitions_target_member
 
 
 def current_assignment_record(group_id: str, m: ShareGroupMember) -> Any:
-    V = R.ShareGroupCurrentMemberAssignmentValue
-    return SHARE.current_assignment(group_id, m.member_id, V(
-        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-        state=SHARE.member_state.encode(m.state),
-        assigned_partitions=topic_partitions(V.TopicPartitions, m.assigned_partitions)))
+    TP = R.ShareGroupCurrentMemberAssignmentValue.TopicPartitions
+    return SHARE.current_assignment(group_id, m, assigned_partitions=topic_partitions(TP, m.assigned_partitions))
 
 
 def partition_metadata_tombstone(group_id: str) -> Any:

@@ -671,15 +671,7 @@ class SharePartition:
         to Archived at the delivery count limit (timer callback; soft state, no records)."""
         if lock.held <= 0 or self._locks.get(lock.lock_id) is not lock:
             return
-        if self._below:
-            self._below = [b for b in self._below if b.lock is not lock]
-        changed = self._release_where(lambda lk: lk is lock, lock.first, lock.last)
-        lock.held = 0
-        self._locks.pop(lock.lock_id, None)
-        self._advance_spso()
-        code = self._write(changed)
-        if code == ErrorCode.fenced_state_epoch:
-            self.load()
+        self._drop_locks([lock], lambda lk: lk is lock, lock.first, lock.last)
         return None
 
     def release_member(self, member_id: str) -> ErrorCode:
@@ -688,13 +680,21 @@ class SharePartition:
         mine = [lk for lk in self._locks.values() if lk.member_id == member_id]
         if not mine:
             return ErrorCode.none
-        ids = {lk.lock_id for lk in mine}
-        self._below = [b for b in self._below if b.lock is None or b.lock.lock_id not in ids]
-        changed = self._release_where(lambda lk: lk is not None and lk.lock_id in ids,
-                                      min(lk.first for lk in mine), max(lk.last for lk in mine))
         for lk in mine:
-            lk.held = 0
             self.c.timers.cancel(lk.timer)
+        ids = {lk.lock_id for lk in mine}
+        return self._drop_locks(mine, lambda lk: lk is not None and lk.lock_id in ids,
+                                min(lk.first for lk in mine), max(lk.last for lk in mine))
+
+    def _drop_locks(self, locks: list[AcquisitionLock], match, first: int, last: int) -> ErrorCode:
+        """Release what `locks` hold between `first` and `last` (`match` picks their records), forget
+        the locks, move the SPSO and write the change; a fenced write reloads the durable state."""
+        ids = {lk.lock_id for lk in locks}
+        if self._below:
+            self._below = [b for b in self._below if b.lock is None or b.lock.lock_id not in ids]
+        changed = self._release_where(match, first, last)
+        for lk in locks:
+            lk.held = 0
             self._locks.pop(lk.lock_id, None)
         self._advance_spso()
         code = self._write(changed)

@@ -20,16 +20,18 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from kgroup.assignors.api import GroupSpec, MemberSubscription, PartitionAssignorException, subscription_type_of
+from kgroup.assignors.api import MemberSubscription
 from kgroup.assignors.simple import SimpleAssignor
 from kgroup.errors import ErrorCode, KafkaError
 from kgroup.group_configs import GROUP_CONFIGS, group_config
 from kgroup.groups.kinds import SHARE
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, METADATA_REFRESH_INTERVAL_MS, Assignment, MemberState,
-                                  described_assignment, describe_groups, frozen, target_assignment_due, topic_order)
+                                  assign_partitions, described_assignment, frozen, handles_describe, heartbeat_error,
+                                  restarts_sessions_on_load, target_assignment_due, throw_if_empty_string,
+                                  topic_order)
 from kgroup.javaorder import JavaHashMap
-from kgroup.runtime import Result, group_timer, handles, on_loaded
+from kgroup.runtime import Result, group_timer, handles
 
 from . import group as G
 from .group import ShareGroup, ShareGroupMember, share_group
@@ -84,22 +86,10 @@ def _within_bounds(config: Any, name: str, value: int) -> int:
 # ---------------------------------------------------------------------------------------
 # Validation (GroupCoordinatorService.throwIfShareGroupHeartbeatRequestIsInvalid)
 
-#: what Java's String.trim() strips: every char <= U+0020
-_TRIMMED = "".join(chr(i) for i in range(33))
-
-
-def _blank(v: str | None) -> bool:
-    # Kafka's throwIfEmptyString
-    return v is not None and v.strip(_TRIMMED) == ""
-
-
 def validate_heartbeat(req: Any) -> None:
-    if _blank(req.member_id):
-        raise KafkaError(ErrorCode.invalid_request, "MemberId can't be empty.")
-    if _blank(req.group_id):
-        raise KafkaError(ErrorCode.invalid_request, "GroupId can't be empty.")
-    if _blank(req.rack_id):
-        raise KafkaError(ErrorCode.invalid_request, "RackId can't be empty.")
+    throw_if_empty_string(req.member_id, "MemberId")
+    throw_if_empty_string(req.group_id, "GroupId")
+    throw_if_empty_string(req.rack_id, "RackId")
     if req.member_epoch == 0:
         if not req.subscribed_topic_names:
             raise KafkaError(ErrorCode.invalid_request, "SubscribedTopicNames must be set in first request.")
@@ -110,11 +100,6 @@ def validate_heartbeat(req: Any) -> None:
 # ---------------------------------------------------------------------------------------
 # ShareGroupHeartbeat
 
-def _error(e: KafkaError) -> dict:
-    return {"throttle_time": 0, "error_code": e.code, "error_message": e.message or None, "member_id": None,
-            "member_epoch": 0, "heartbeat_interval": 0, "assignment": None}
-
-
 @handles(SHARE_GROUP_HEARTBEAT)
 def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
     try:
@@ -124,7 +109,7 @@ def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
             return leave(c, req.group_id, req.member_id)
         return heartbeat(c, req)
     except KafkaError as e:
-        return Result(_error(e))
+        return Result(heartbeat_error(e))
 
 
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool) -> ShareGroup:
@@ -233,21 +218,8 @@ def update_target_assignment(c: "Coordinator", group: ShareGroup, members: Mappi
     ordered = JavaHashMap((mid, None) for mid in members)  # Kafka's HashMap order of member specs
     specs = {mid: MemberSubscription(topic_ids(c, members[mid].subscribed_topic_names), members[mid].rack_id)
              for mid in ordered}
-    current = {mid: group.target_assignment.get(mid, {}) for mid in specs}
-    spec = GroupSpec(specs, subscription_type_of(specs), current)
-    try:
-        new = assignor.assign(spec, _Describer(c, group)) if specs else {}
-    except PartitionAssignorException as e:
-        raise KafkaError(ErrorCode.unknown_server_error,
-                         f"Failed to compute a new target assignment for epoch {group_epoch}: {e}") from None
-    out: dict[str, Assignment] = {}
-    for mid in specs:
-        assignment = frozen(new.get(mid, {}))
-        out[mid] = assignment
-        if mid not in group.target_assignment or assignment != frozen(group.target_assignment[mid]):
-            records.append(G.target_member_record(group.group_id, mid, assignment))
-    records.append(G.target_epoch_record(group.group_id, group_epoch, c.now()))
-    return out
+    return assign_partitions(c, SHARE, group.group_id, group_epoch, assignor, _Describer(c, group), specs,
+                             group.target_assignment, records)
 
 
 def heartbeat(c: "Coordinator", req: Any) -> Result:
@@ -429,26 +401,16 @@ def describe_group(c: "Coordinator", group_id: str) -> dict:
                     "subscribed_topic_names": sorted(m.subscribed_topic_names),
                     "assignment": described_assignment(c, m.assigned_partitions)}
                    for m in group.members.values()]
-        return {"group_state": group.state, "group_epoch": group.group_epoch,
-                "assignment_epoch": group.assignment_epoch, "assignor_name": share_assignor(c).name,
-                "members": members}
+        return {"assignor_name": share_assignor(c).name, "members": members}
     return SHARE.describe(c, group_id, answer, assignor_name="")
 
 
-@handles(SHARE_GROUP_DESCRIBE)
-def share_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g))
+share_group_describe = handles_describe(SHARE_GROUP_DESCRIBE, lambda c, group_id, req: describe_group(c, group_id))
 
 
-# ---------------------------------------------------------------------------------------
 # After a reload (Kafka's onLoaded, share part): every member gets a fresh session.
-
-@on_loaded
-def _after_load(c: "Coordinator") -> None:
-    for group in SHARE.hosted(c):
-        for m in group.members.values():
-            schedule_session_timeout(c, group.group_id, m.member_id,
-                                     share_config(c, group.group_id, "share.session.timeout.ms"))
+restarts_sessions_on_load(SHARE, lambda c, group, m: schedule_session_timeout(
+    c, group.group_id, m.member_id, share_config(c, group.group_id, "share.session.timeout.ms")))
 
 
 __all__ = ["share_group_heartbeat", "share_group_describe", "describe_group", "heartbeat", "leave", "share_group",

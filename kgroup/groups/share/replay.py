@@ -1,8 +1,8 @@
 """Replay of the share-group records (types 9-15): the only code that changes a `ShareGroup`.
 
 The records every modern group writes replay as `modern_replay` says; here are the share group's
-conversions and its own records (group metadata, the obsolete partition metadata, the
-share-partitions' state metadata).
+conversions and its own records (the obsolete partition metadata, the share-partitions' state
+metadata).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from kgroup import records as R
 from kgroup.groups.kinds import SHARE
-from kgroup.groups.modern_replay import replay_group_tombstone, replay_members, replay_of
+from kgroup.groups.modern_replay import replay_members, replay_of
 
 from .group import (ShareGroup, ShareGroupMember, StatePartitionMetadata, assignment_from_value, assignment_of,
                     member_from_value, state_metadata_from_value)
@@ -18,15 +18,6 @@ from .group import (ShareGroup, ShareGroupMember, StatePartitionMetadata, assign
 _resolve = replay_members(SHARE, ShareGroup, lambda c, group_id: ShareGroup(group_id),
                           member=member_from_value, assignment=assignment_from_value,
                           target=lambda v: assignment_of(v.topic_partitions), new_member=ShareGroupMember)
-
-
-@replay_of(_resolve, R.ShareGroupMetadata)
-def _metadata(c: Any, entry: Any, key: Any, value: Any, group: ShareGroup) -> None:
-    if value is None:
-        replay_group_tombstone(c, group, key.group_id)
-        return
-    group.group_epoch = value.epoch
-    group.metadata_hash = value.metadata_hash
 
 
 @replay_of(_resolve, R.ShareGroupPartitionMetadata)

@@ -17,7 +17,7 @@ from typing import Any
 from kgroup.assignors.streams.api import TaskId, TaskSets
 from kgroup.cluster import Cluster
 from kgroup.errors import ErrorCode, KafkaError
-from kgroup.groups.base import CommitPartitionValidator, GroupType, OffsetCommitContext
+from kgroup.groups.base import CommitPartitionValidator, OffsetCommitContext
 from kgroup.groups.classic_bridge import ClassicMemberMetadata
 from kgroup.groups.kinds import STREAMS
 from kgroup.groups.modern import LEAVE_GROUP_MEMBER_EPOCH, MemberState, ModernGroup, ModernMember, ReplayError
@@ -164,14 +164,13 @@ def task_label(task: TaskId) -> str:
 class StreamsGroup(ModernGroup):
     """A Streams group (KIP-1071)."""
 
-    type = GroupType.STREAMS
     kind = STREAMS
+    members: dict[str, StreamsGroupMember]
+    target_assignment: dict[str, TaskSets]
 
     def __init__(self, group_id: str, cluster: Cluster | None = None) -> None:
         super().__init__(group_id)
         self.cluster = cluster if cluster is not None else Cluster()
-        self.members: dict[str, StreamsGroupMember] = {}
-        self.target_assignment: dict[str, TaskSets] = {}
         self.topology: Topology | None = None
         self.validated_topology_epoch = -1
         #: the assignment configs the last target assignment was computed with (record 17)
@@ -196,6 +195,9 @@ class StreamsGroup(ModernGroup):
         #: task offsets per process, the most recent report winning (KIP-1071)
         self.process_task_offsets: dict[str, dict[TaskId, int]] = {}
         self.last_fence_reason: str | None = None
+        #: Kafka 4.4.0's refined assignment kept for one assignment epoch (`refined_share`; `kafka`
+        #: profile), in memory only as in Kafka: (epoch, the shares moved in it, None: taken away)
+        self.refined: tuple[int, dict[str, TaskSets | None]] | None = None
         self.rebalances = 0
         self._configured: tuple[Any, Cluster, ConfiguredTopology] | None = None
 
@@ -320,6 +322,44 @@ class StreamsGroup(ModernGroup):
             self.process_task_offsets.setdefault(pid, {}).update(offsets)
         if self.shutdown_requested_by is None:
             self.shutdown_requested_by = other.shutdown_requested_by
+        if self.refined is None:
+            self.refined = other.refined
+
+    def refined_share(self, epoch: int, member_id: str, target: Mapping[str, TaskSets], keep: bool,
+                      replaced_id: str | None = None) -> TaskSets:
+        """What `member_id` reconciles towards at assignment epoch `epoch` (Kafka 4.4.0's
+        `refinedAssignmentForEpoch`): its share of `target`, under its predecessor's id for a static
+        replacement (`replaced_id`). Kafka's refiner hands the target on unchanged, but with warm-up
+        replicas configured (`keep`) the map an epoch first saw is kept for the rest of that epoch,
+        so a share moved in it (`relabel_refined`) stays moved. kgroup keeps only the moves (a steady
+        heartbeat must not copy the group)."""
+        if self.refined is None or self.refined[0] != epoch:
+            moves: dict[str, TaskSets | None] = {}
+            if replaced_id is not None and replaced_id in target:
+                moves = {member_id: target[replaced_id], replaced_id: None}
+            if not keep:
+                return moves.get(member_id) or target.get(member_id, EMPTY_TASKS)
+            self.refined = (epoch, moves)
+        moves = self.refined[1]
+        if member_id in moves:
+            return moves[member_id] or EMPTY_TASKS
+        return target.get(member_id, EMPTY_TASKS)
+
+    def keep_refined(self, epoch: int) -> None:
+        """Start the kept map of `epoch` afresh from the target (a Stable group's heartbeat)."""
+        self.refined = (epoch, {})
+
+    def relabel_refined(self, old_member_id: str, new_member_id: str) -> None:
+        """Move a static member's share of the kept map to the member id that names its instance
+        id (Kafka's `relabelRefinedAssignment`). Kafka does it before validating that member id and
+        does not undo it when the heartbeat is refused, so a refused claim takes the share away."""
+        if self.refined is None:
+            return
+        moves = self.refined[1]
+        share = moves[old_member_id] if old_member_id in moves else self.target_assignment.get(old_member_id)
+        if share is not None:
+            moves[new_member_id] = share
+            moves[old_member_id] = None
 
     def end_offsets(self) -> dict[TaskId, int]:
         """Task changelog end offsets known anywhere in the group (the largest report wins)."""
@@ -530,14 +570,12 @@ def _task_ids_with_epochs(cls: Any, m: StreamsGroupMember, tasks: Mapping[str, f
 def current_assignment_record(group_id: str, m: StreamsGroupMember) -> Any:
     V = R.StreamsGroupCurrentMemberAssignmentValue
     a, p = m.assigned, m.pending_revocation
-    return STREAMS.current_assignment(group_id, m.member_id, V(
-        member_epoch=m.member_epoch, previous_member_epoch=m.previous_member_epoch,
-        state=STREAMS.member_state.encode(m.state),
-        active_tasks=_task_ids_with_epochs(V.TaskIds, m, a.active), standby_tasks=_task_ids(V.TaskIds, a.standby),
-        warmup_tasks=_task_ids(V.TaskIds, a.warmup),
+    return STREAMS.current_assignment(
+        group_id, m, active_tasks=_task_ids_with_epochs(V.TaskIds, m, a.active),
+        standby_tasks=_task_ids(V.TaskIds, a.standby), warmup_tasks=_task_ids(V.TaskIds, a.warmup),
         active_tasks_pending_revocation=_task_ids_with_epochs(V.TaskIds, m, p.active),
         standby_tasks_pending_revocation=_task_ids(V.TaskIds, p.standby),
-        warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup)))
+        warmup_tasks_pending_revocation=_task_ids(V.TaskIds, p.warmup))
 
 
 def _epochs_from_ids(entries: Iterable[Any], default_epoch: int) -> dict[TaskId, int]:

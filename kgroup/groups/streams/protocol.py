@@ -29,16 +29,17 @@ from kgroup.group_configs import GROUP_CONFIGS, group_config, group_configs_of
 from kgroup.groups.kinds import STREAMS
 from kgroup.groups.metadata_hash import metadata_hash
 from kgroup.groups.modern import (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
-                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id, describe_groups,
-                                  target_assignment_due)
+                                  METADATA_REFRESH_INTERVAL_MS, MemberState, client_member_id, fence_by_id,
+                                  handles_describe, restarts_sessions_on_load, target_assignment_due,
+                                  throw_if_empty_string)
 from kgroup.protocol import get, ms
-from kgroup.runtime import Result, handles, on_loaded
+from kgroup.runtime import Result, handles
 
 from . import group as G
 from . import internal_topics
 from .configuration import ConfiguredTopology, Status, StatusInfo, unresolvable_subtopologies
-from .group import (EMPTY_TASKS, Endpoint, StreamsGroup, StreamsGroupMember, endpoint_to_partitions, task_ids_data,
-                    tasks_from_ids)
+from .group import (EMPTY_TASKS, Endpoint, StreamsGroup, StreamsGroupMember, StreamsGroupState, endpoint_to_partitions,
+                    task_ids_data, tasks_from_ids)
 from .migration import convert_to_streams_group, maybe_downgrade
 from .reconciliation import reconcile
 from .timers import cancel_timers, initial_delay_key, rebalance_key, session_key
@@ -63,15 +64,6 @@ class Fenced(KafkaError):
 # ---------------------------------------------------------------------------------------
 # Validation (KIP-1071 "Request Validation"; Kafka's throwIfStreamsGroupHeartbeatRequestIsInvalid)
 
-#: what Java's String.trim() strips: every char <= U+0020 (Python's strip() differs both ways)
-_TRIMMED = "".join(chr(i) for i in range(33))
-
-
-def _blank(v: str | None) -> bool:
-    # Kafka's throwIfEmptyString: set, and nothing left once trimmed as Java trims
-    return v is not None and v.strip(_TRIMMED) == ""
-
-
 def _invalid(message: str) -> KafkaError:
     return KafkaError(ErrorCode.invalid_request, message)
 
@@ -89,14 +81,11 @@ def validate_request(c: "Coordinator", req: Any) -> None:
     if not c.profile.streams_source_topic_regex and req.topology is not None \
             and any(sub.source_topic_regex for sub in req.topology.subtopologies):
         raise _invalid("Regular expressions for source topics are not supported yet.")
-    if _blank(req.member_id) and (not kip or epoch != 0):
-        raise _invalid("MemberId can't be empty.")
-    if _blank(req.group_id):
-        raise _invalid("GroupId can't be empty.")
-    if _blank(req.instance_id):
-        raise _invalid("InstanceId can't be empty.")
-    if _blank(req.rack_id):
-        raise _invalid("RackId can't be empty.")
+    if not kip or epoch != 0:
+        throw_if_empty_string(req.member_id, "MemberId")
+    throw_if_empty_string(req.group_id, "GroupId")
+    throw_if_empty_string(req.instance_id, "InstanceId")
+    throw_if_empty_string(req.rack_id, "RackId")
     if epoch == 0:
         rebalance_timeout = ms(req.rebalance_timeout)
         if not kip and rebalance_timeout == -1:
@@ -398,6 +387,12 @@ def heartbeat(c: "Coordinator", req: Any, version: int = 0) -> Result:
                                 req.topology.epoch if joining and req.topology is not None else 0)
     member_id = req.member_id or client_member_id(c)
     owned = _owned(req)
+    if c.profile.streams_kept_refined_assignment and req.instance_id is not None:
+        holder = group.static_member(req.instance_id)
+        if holder is not None and holder.member_id != member_id:
+            # Kafka 4.4.0 moves the holder's share of the kept assignment before it validates this
+            # member id, and keeps the move when it refuses it (UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID)
+            group.relabel_refined(holder.member_id, member_id)
     member, replaced = lookup_member(group, member_id, req.instance_id, joining)
     if joining:
         throw_if_full(c, group, member_id, req.instance_id)
@@ -531,8 +526,20 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
     group_epoch = group.group_epoch
     other_configs_changed = _other_configs_changed(c, group, settings_)
     # A topology validated (or no longer valid) since the last epoch may move tasks: bump too (Kafka).
-    if bump or new_hash != group.metadata_hash or configs != group.assignment_configs \
-            or validated != group.validated_topology_epoch or other_configs_changed:
+    recompute = (bump or new_hash != group.metadata_hash or configs != group.assignment_configs
+                 or validated != group.validated_topology_epoch or other_configs_changed)
+    # Kafka 4.4.0, in a Stable group with nothing to recompute: the refined assignment is taken
+    # afresh from the target, and a member holding other tasks than its share gets a new epoch
+    # with no new target (only after a refused claim took a share away: `relabel_refined`). The
+    # group's state (a pass over its members) is asked only when the answer could change something.
+    kept = c.profile.streams_kept_refined_assignment
+    fresh = None
+    if kept and not recompute and (group.target_assignment.get(member_id, EMPTY_TASKS) != updated.assigned
+                                   or (group.refined is not None and group.refined[1])) \
+            and group.state == StreamsGroupState.STABLE:
+        fresh = group.target_assignment
+    refine_only = fresh is not None and fresh.get(member_id, EMPTY_TASKS) != updated.assigned
+    if recompute or refine_only:
         group_epoch += 1
         records.append(G.group_metadata_record(group, group_epoch, new_hash, validated, configs))
     if refresh:
@@ -545,9 +552,14 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
             follow_ups.append(follow_up)
 
     delayed = _assignment_delayed(c, group, group_epoch, records)
-    if group_epoch > group.assignment_epoch and not delayed and not target_assignment_due(c, group, "streams"):
+    if not refine_only and group_epoch > group.assignment_epoch and not delayed \
+            and not target_assignment_due(c, group, "streams"):
         delayed = ASSIGNMENT_INTERVAL  # KIP-1263: the next heartbeat after the interval computes it
-    if group_epoch > group.assignment_epoch and not delayed:
+    if refine_only:
+        # Kafka's refineOnly: the same target at a new assignment epoch, dated when it was computed
+        records.append(G.target_epoch_record(group_id, group_epoch, group.assignment_timestamp))
+        target_all, target_epoch = group.target_assignment, group_epoch
+    elif group_epoch > group.assignment_epoch and not delayed:
         # the group as it will be (copied only here: a steady heartbeat must not cost O(members))
         members = dict(group.members)
         if replaced is not None:
@@ -566,6 +578,17 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
         # id (the review's `fromLastTargetAssignment` point).
         target = target_all.get(replaced.member_id)
     target = target if target is not None else EMPTY_TASKS
+    if kept:
+        # Kafka 4.4.0 reconciles towards the refined assignment of the epoch (`refined_share`)
+        keep = int((settings_ or settings(c, group_id)).num_warmup_replicas) > 0
+        if fresh is not None:
+            if keep:   # taken afresh in a Stable group, and kept for the epoch
+                group.keep_refined(target_epoch)
+        elif delayed == INITIAL_REBALANCE_DELAY:   # no target yet: Kafka keeps an empty one
+            target = group.refined_share(group.assignment_epoch, member_id, {}, keep)
+        else:
+            target = group.refined_share(target_epoch, member_id, target_all, keep,
+                                         replaced.member_id if replaced is not None else None)
 
     reconciled = reconcile(updated, target_epoch, target, owners=group, owned=owned,
                            keep_promoted_role=c.profile.streams_promotion_keeps_old_role)
@@ -785,11 +808,8 @@ def fence_members(c: "Coordinator", group: StreamsGroup, members: list[StreamsGr
 
 
 def fence_member_by_id(c: "Coordinator", group_id: str, member_id: str, reason: str) -> Result | None:
-    group = c.groups.get(group_id)
-    if not isinstance(group, StreamsGroup) or member_id not in group.members:
-        return None
-    group.last_fence_reason = reason
-    return fence_members(c, group, [group.members[member_id]], None)
+    """A timer's fencing: nothing when the group or member is already gone."""
+    return fence_by_id(c, StreamsGroup, group_id, member_id, reason, fence_members)
 
 
 def schedule_session_timeout(c: "Coordinator", group_id: str, member_id: str, timeout_ms: int) -> None:
@@ -888,16 +908,13 @@ def _described(c: "Coordinator", group: StreamsGroup, include_topology_descripti
             "assignment": _assignment(m.assigned),
             "target_assignment": _assignment(group.target_assignment.get(m.member_id, EMPTY_TASKS)),
             "is_classic": m.uses_classic_protocol})
-    return {"group_state": group.state, "group_epoch": group.group_epoch,
-            "assignment_epoch": group.assignment_epoch, "topology": describe_topology(group), "members": members,
+    return {"topology": describe_topology(group), "members": members,
             "assignor_name": task_assignor(c, group.group_id, group.configured_topology()).name,
             "topology_description_status": NOT_STORED if include_topology_description else NOT_REQUESTED}
 
 
-@handles(STREAMS_GROUP_DESCRIBE)
-def streams_group_describe(c: "Coordinator", req: Any, version: int) -> Result:
-    include = bool(get(req, "include_topology_description", False))
-    return describe_groups(c, req.group_ids, lambda g: describe_group(c, g, include))
+streams_group_describe = handles_describe(STREAMS_GROUP_DESCRIBE, lambda c, group_id, req: describe_group(
+    c, group_id, bool(get(req, "include_topology_description", False))))
 
 
 # ---------------------------------------------------------------------------------------
@@ -913,20 +930,18 @@ def streams_group_topology_description_update(c: "Coordinator", req: Any, versio
                    "error_message": "The broker has no streams group topology description plugin configured."})
 
 
-# ---------------------------------------------------------------------------------------
-# After a reload (Kafka's onLoaded): every member gets a fresh session; members still
-# revoking get their rebalance timeout again.
+def _restart_session(c: "Coordinator", group: StreamsGroup, m: StreamsGroupMember) -> None:
+    """After a reload (Kafka's onLoaded): a fresh session, and a member still revoking gets its
+    rebalance timeout again."""
+    classic = m.classic_member_metadata
+    schedule_session_timeout(c, group.group_id, m.member_id,
+                             classic.session_timeout_ms if classic is not None
+                             else settings(c, group.group_id).session_timeout_ms)
+    if m.state == MemberState.UNREVOKED_PARTITIONS:
+        schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
 
-@on_loaded
-def _after_load(c: "Coordinator") -> None:
-    for group in STREAMS.hosted(c):
-        timeout = settings(c, group.group_id).session_timeout_ms
-        for m in group.members.values():
-            classic = m.classic_member_metadata
-            schedule_session_timeout(c, group.group_id, m.member_id,
-                                     classic.session_timeout_ms if classic is not None else timeout)
-            if m.state == MemberState.UNREVOKED_PARTITIONS:
-                schedule_rebalance_timeout(c, group.group_id, m.member_id, m.member_epoch, m.rebalance_timeout_ms)
+
+restarts_sessions_on_load(STREAMS, _restart_session)
 
 
 __all__ = ["streams_group_heartbeat", "streams_group_describe", "streams_group_topology_description_update",
