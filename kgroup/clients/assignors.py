@@ -455,24 +455,32 @@ def _remove_first(lst: list, item) -> None:
         pass
 
 
-class _ConstrainedBuilder:
+class _AssignmentBuilder:
+    """AbstractAssignmentBuilder: the partitions per topic, the racks and the members' current
+    assignment both builders start from, and the number of partitions in all."""
+
+    def __init__(self, ppt: dict[str, int], rack_info: _RackInfo, current: dict[str, list[TP]]):
+        self.ppt = ppt
+        self.rack = rack_info
+        self.current = current
+        self.total = sum(ppt.values())     # totalPartitionsCount
+
+
+class _ConstrainedBuilder(_AssignmentBuilder):
     """ConstrainedAssignmentBuilder: every member subscribes to the same topics."""
 
     def __init__(self, ppt, rack_info: _RackInfo, current: dict[str, list[TP]],
                  multi: dict[TP, None], transferring: dict[TP, str]):
-        self.ppt = ppt
-        self.rack = rack_info
-        self.current = current
+        super().__init__(ppt, rack_info, current)
         self.multi = multi
         self.transferring = transferring
         self.maybe_revoked: dict[TP, str] = {}
         self.under: list[str] = []
         self.exactly: list[str] = []
-        total = sum(ppt.values())
         n = len(current)
-        self.min_q = total // n
-        self.max_q = -(-total // n)
-        self.expected_over = total % n
+        self.min_q = self.total // n
+        self.max_q = -(-self.total // n)
+        self.expected_over = self.total % n
         self.current_over = 0
         self.assignment: dict[str, list[TP]] = {c: [] for c in current}
         self.assigned: list[TP] = []
@@ -640,18 +648,15 @@ class _Movements:
         return tp if reverse is None else reverse.first()
 
 
-class _GeneralBuilder:
+class _GeneralBuilder(_AssignmentBuilder):
     """GeneralAssignmentBuilder: members subscribe to different topics."""
 
     def __init__(self, ppt, rack_info: _RackInfo, current: dict[str, list[TP]],
                  subs: dict[str, MemberSubscription], assignor: _AbstractSticky, max_generation: int):
-        self.ppt = ppt
-        self.rack = rack_info
-        self.current = current
+        super().__init__(ppt, rack_info, current)
         self.subs = subs
         self.assignor = assignor
         self.max_generation = max_generation
-        self.total = sum(ppt.values())
         self.topic_consumers: dict[str, list[str]] = {t: [] for t in ppt}
         self.consumer_topics: dict[str, list[str]] = {}
         for cid, m in subs.items():

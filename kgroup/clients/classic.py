@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kgroup.clients.assignors import MemberSubscription, RebalanceProtocol, get_assignor
 from kgroup.clients.commits import commit_error, offset_commit, uncommitted
 from kgroup.clients.events import EventSource, RebalanceEvent
-from kgroup.clients.transport import RequestTimeout, Transport
+from kgroup.clients.transport import RequestTimeout
 from kgroup.errors import ErrorCode
 from kgroup.protocol import request
 from kgroup.protocol.consumer_protocol import (Assignment, Subscription, decode_assignment, decode_subscription,
@@ -279,11 +279,7 @@ class ClassicConsumer(ClassicMember):
 
     def __init__(self, coordinator: "Coordinator", config: ConsumerConfig, *, name: str | None = None,
                  records_per_poll: int = 10, on_event: Callable[[RebalanceEvent], None] | None = None) -> None:
-        self.c = coordinator
-        #: the network between this member and the coordinator (`Simulation(transport=...)` swaps it)
-        self.transport = Transport(coordinator)
-        self.config = config
-        self.name = name or config.group_instance_id or config.client_id
+        self._attach(coordinator, config, name)
         self.records_per_poll = records_per_poll
         self.on_event = on_event
         self.assignors = [get_assignor(n) for n in config.assignors]

@@ -41,7 +41,7 @@ import re2
 from kgroup.clients.commits import commit_error, offset_commit, uncommitted
 from kgroup.clients.events import RebalanceEvent
 from kgroup.clients.membership import HeartbeatExchange, HeartbeatMember, PendingCallback, kafka_member_id
-from kgroup.clients.transport import RequestTimeout, Transport
+from kgroup.clients.transport import RequestTimeout
 from kgroup.errors import ErrorCode
 from kgroup.groups.modern import topic_order
 from kgroup.protocol import ms, request
@@ -158,11 +158,7 @@ class ConsumerGroupConsumer(HeartbeatMember):
                 client_id=client_id or name or instance_id or "consumer",
                 group_instance_id=instance_id, rack_id=rack_id, server_assignor=server_assignor,
                 rebalance_timeout_ms=rebalance_timeout_ms, auto_commit_interval_ms=auto_commit_interval_ms)
-        self.c = coordinator
-        #: the network between this member and the coordinator (`Simulation(transport=...)` swaps it)
-        self.transport = Transport(coordinator)
-        self.config = config
-        self.name = name or config.group_instance_id or config.client_id
+        self._attach(coordinator, config, name)
         self.on_event = on_event
         self.listener = listener
         self.commit_on_revoke = commit_on_revoke

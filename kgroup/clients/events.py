@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kgroup.clients.transport import Transport
+
 TP = tuple[str, int]
 
 
@@ -32,6 +34,14 @@ class EventSource:
     generation: int
     events: list[RebalanceEvent]
     on_event: Callable[[RebalanceEvent], None] | None
+
+    def _attach(self, coordinator: Any, config: Any, name: str | None) -> None:
+        """A consumer's identity and its way to the coordinator: `transport`, the network between
+        them (`Simulation(transport=...)` swaps it), and a name (given, else its instance or client id)."""
+        self.c = coordinator
+        self.transport = Transport(coordinator)
+        self.config = config
+        self.name = name or config.group_instance_id or config.client_id
 
     def _emit(self, kind: str, partitions=(), *, detail: str = "") -> None:
         ev = RebalanceEvent(self.c.now(), self.name, kind, tuple(partitions), self.generation, detail)

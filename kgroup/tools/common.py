@@ -8,7 +8,7 @@ at least its width (never cut), one space between columns, and the last is print
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ from kgroup.records.records import CONSUMER_OFFSETS
 
 __all__ = ["MISSING", "kafka_line", "format_list", "listed", "emit", "frame", "open_dump", "log_end_offset",
            "log_start_offset", "is_replayed", "tp_hashmap_order", "cell", "coordinator_text", "Problem", "error_line",
-           "warn_line"]
+           "warn_line", "empty_state", "shown_columns"]
 
 #: Kafka's MISSING_COLUMN_VALUE: what its tools print for a value they do not know.
 MISSING = "-"
@@ -107,6 +107,16 @@ def warn_line(text: str) -> Problem:
     return Problem(f"\n{text}", "stderr")
 
 
+def empty_state(kind: str, group_id: str, state: str, no_members: Callable[[str], Problem]) -> list[Problem]:
+    """Kafka's maybePrintEmptyGroupState of the Streams and share tools (`kind` "Streams" or
+    "Share"): an unknown group is an error, one without members is said through `no_members`."""
+    if state == "Dead":
+        return [error_line(f"{kind} group '{group_id}' does not exist.")]
+    if state == "Empty":
+        return [no_members(f"{kind} group '{group_id}' has no active members.")]
+    return []
+
+
 def format_list(groups: list[dict[str, str]], *, with_state: bool) -> str:
     """`--list [--state]` of the Streams and share tools: the ids, or GROUP STATE."""
     if not with_state:
@@ -135,6 +145,12 @@ def emit(groups: Iterable[Any], table: Any, end: str = "") -> tuple[str, str]:
         if g.printed:
             out.append(table(g) + end)
     return "".join(out), "".join(err)
+
+
+def shown_columns(columns: Sequence[str], verbose: bool, verbose_only: Collection[str]) -> list[str]:
+    """The columns a `--describe` table prints: all of `columns` under `--verbose`, else those
+    not in `verbose_only`."""
+    return [k for k in columns if verbose or k not in verbose_only]
 
 
 def frame(groups: list[Any], columns: list[str]) -> Any:

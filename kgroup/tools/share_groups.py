@@ -14,8 +14,8 @@ from typing import Any
 from kgroup.admin import Admin, ShareGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import (MISSING, Problem, cell, coordinator_text, emit, error_line, format_list, frame, kafka_line,
-                     listed, warn_line)
+from .common import (MISSING, Problem, cell, coordinator_text, emit, empty_state, format_list, frame, kafka_line,
+                     listed, shown_columns, warn_line)
 from .consumer_groups import GroupRows, _assignment_text
 
 __all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "collect_offsets", "collect_members",
@@ -24,6 +24,13 @@ __all__ = ["SHARE_GROUP_STATES", "describe", "list_groups", "start_offsets", "co
 
 #: GroupState.groupStatesForType(SHARE)
 SHARE_GROUP_STATES = ("Empty", "Stable", "Dead")
+
+#: Each `--describe` table's columns under --verbose, which are its DataFrame's too; without
+#: --verbose the tool leaves the _VERBOSE_ONLY ones out.
+_OFFSET_COLUMNS = ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET"]
+_MEMBER_COLUMNS = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS", "MEMBER-EPOCH", "ASSIGNMENT"]
+_STATE_COLUMNS = ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH", "ASSIGNMENT-EPOCH", "#MEMBERS"]
+_VERBOSE_ONLY = {"LEADER-EPOCH", "MEMBER-EPOCH", "GROUP-EPOCH", "ASSIGNMENT-EPOCH"}
 
 
 def describe(c: Coordinator, group_id: str) -> ShareGroupDescription | None:
@@ -62,12 +69,8 @@ def _described(c: Coordinator, group_ids: Iterable[str]) -> Iterator[tuple[str, 
 
 
 def _empty_state(group_id: str, state: str) -> list[Problem]:
-    """Kafka's maybePrintEmptyGroupState for share groups."""
-    if state == "Dead":
-        return [error_line(f"Share group '{group_id}' does not exist.")]
-    if state == "Empty":
-        return [warn_line(f"Share group '{group_id}' has no active members.")]
-    return []
+    # Kafka's ShareGroupCommand says "no active members" on System.err
+    return empty_state("Share", group_id, state, warn_line)
 
 
 def collect_offsets(c: Coordinator, group_ids: Iterable[str]) -> list[GroupRows]:
@@ -117,7 +120,7 @@ def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
     """(stdout, stderr) of `--describe [--offsets] [--verbose]`."""
     def table(g: GroupRows) -> str:
         gw, tw = max(15, len(g.group_id)), max([15] + [len(r["TOPIC"]) for r in g.rows])
-        cols = ["GROUP", "TOPIC", "PARTITION"] + (["LEADER-EPOCH"] if verbose else []) + ["START-OFFSET"]
+        cols = shown_columns(_OFFSET_COLUMNS, verbose, _VERBOSE_ONLY)
         widths: list[int | None] = [gw, tw, 10] + ([13] if verbose else []) + [None]
         return "".join("\n" + kafka_line(widths, v) for v in [cols] + [[r[k] for k in cols] for r in g.rows])
     return _emit(groups, table)
@@ -127,8 +130,7 @@ def format_members(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
     """(stdout, stderr) of `--describe --members [--verbose]`."""
     def table(g: GroupRows) -> str:
         w = {k: max([15] + [len(cell(r[k])) for r in g.rows]) for k in ("CONSUMER-ID", "HOST", "CLIENT-ID")}
-        cols = ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS"] + (["MEMBER-EPOCH"] if verbose else []) \
-            + ["ASSIGNMENT"]
+        cols = shown_columns(_MEMBER_COLUMNS, verbose, _VERBOSE_ONLY)
         widths: list[int | None] = [max(15, len(g.group_id)), w["CONSUMER-ID"], w["HOST"], w["CLIENT-ID"], 12] + \
             ([13] if verbose else []) + [None]
         return "".join("\n" + kafka_line(widths, v) for v in [cols] + [[r[k] for k in cols] for r in g.rows])
@@ -139,8 +141,7 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
     """(stdout, stderr) of `--describe --state [--verbose]`."""
     def table(g: GroupRows) -> str:
         r = g.rows[0]
-        cols = ["GROUP", "COORDINATOR (ID)", "STATE"] + (["GROUP-EPOCH", "ASSIGNMENT-EPOCH"] if verbose else []) + \
-            ["#MEMBERS"]
+        cols = shown_columns(_STATE_COLUMNS, verbose, _VERBOSE_ONLY)
         widths: list[int | None] = [max(15, len(g.group_id)), max(25, len(r["COORDINATOR (ID)"])), 15] + \
             ([12, 17] if verbose else []) + [None]
         return "".join("\n" + kafka_line(widths, v) for v in [cols, [r[k] for k in cols]])
@@ -149,16 +150,14 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
 
 def describe_offsets(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --offsets --verbose` as a DataFrame: each share-partition's start offset."""
-    return frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "LEADER-EPOCH", "START-OFFSET"])
+    return frame(collect_offsets(c, group_ids), _OFFSET_COLUMNS)
 
 
 def describe_members(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --members --verbose` as a DataFrame."""
-    return frame(collect_members(c, group_ids), ["GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
-                                                 "MEMBER-EPOCH", "ASSIGNMENT"])
+    return frame(collect_members(c, group_ids), _MEMBER_COLUMNS)
 
 
 def describe_state(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --state --verbose` as a DataFrame."""
-    return frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
-                                                "ASSIGNMENT-EPOCH", "#MEMBERS"])
+    return frame(collect_states(c, group_ids), _STATE_COLUMNS)

@@ -13,8 +13,8 @@ from typing import Any
 from kgroup.admin import Admin, StreamsGroupDescription
 from kgroup.coordinator import Coordinator
 
-from .common import Problem, cell, coordinator_text, emit, error_line, format_list, frame, kafka_line, listed, \
-    log_end_offset, log_start_offset, tp_hashmap_order
+from .common import Problem, cell, coordinator_text, emit, empty_state, error_line, format_list, frame, kafka_line, \
+    listed, log_end_offset, log_start_offset, shown_columns, tp_hashmap_order
 from .consumer_groups import GroupRows, committed_offsets
 
 __all__ = ["STREAMS_GROUP_STATES", "describe", "list_groups", "collect_offsets", "collect_members",
@@ -23,6 +23,15 @@ __all__ = ["STREAMS_GROUP_STATES", "describe", "list_groups", "collect_offsets",
 
 #: GroupState.groupStatesForType(STREAMS)
 STREAMS_GROUP_STATES = ("Empty", "NotReady", "Assigning", "Reconciling", "Stable", "Dead")
+
+#: Each `--describe` table's columns under --verbose, which are its DataFrame's too; without
+#: --verbose the tool leaves the _VERBOSE_ONLY ones out.
+_MEMBER_COLUMNS = ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH",
+                   "PROCESS", "CLIENT-ID", "ASSIGNMENTS"]
+_OFFSET_COLUMNS = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET", "OFFSET-LAG"]
+_STATE_COLUMNS = ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"]
+_VERBOSE_ONLY = {"TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER-PROTOCOL", "MEMBER-EPOCH", "CURRENT-OFFSET",
+                 "LEADER-EPOCH", "LOG-END-OFFSET", "GROUP-EPOCH"}
 
 
 def describe(c: Coordinator, group_id: str) -> StreamsGroupDescription | None:
@@ -38,12 +47,8 @@ def list_groups(c: Coordinator, states: Iterable[str] = ()) -> list[dict[str, st
 
 
 def _empty_state(group_id: str, state: str) -> list[Problem]:
-    # Kafka's maybePrintEmptyGroupState: both through printError (stdout)
-    if state == "Dead":
-        return [error_line(f"Streams group '{group_id}' does not exist.")]
-    if state == "Empty":
-        return [error_line(f"Streams group '{group_id}' has no active members.")]
-    return []
+    # Kafka's StreamsGroupCommand says both through printError (stdout)
+    return empty_state("Streams", group_id, state, error_line)
 
 
 def _tasks(assignment: dict[str, dict[str, list[int]]], target: dict[str, dict[str, list[int]]] | None) -> str:
@@ -127,12 +132,10 @@ def format_members(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
     def table(g: GroupRows) -> str:
         w = {k: max([15] + [len(cell(r[k])) for r in g.rows]) for k in ("MEMBER", "PROCESS", "CLIENT-ID")}
         gw = max(15, len(g.group_id))
+        cols = shown_columns(_MEMBER_COLUMNS, verbose, _VERBOSE_ONLY)
         if not verbose:
-            cols = ["GROUP", "MEMBER", "PROCESS", "CLIENT-ID", "ASSIGNMENTS"]
             widths: list[int | None] = [gw, w["MEMBER"], w["PROCESS"], w["CLIENT-ID"], None]
             return "".join(kafka_line(widths, vals) + "\n" for vals in [cols] + [[r[k] for k in cols] for r in g.rows])
-        cols = ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH",
-                "PROCESS", "CLIENT-ID", "ASSIGNMENTS"]
 
         def line(v: list[Any]) -> str:
             # Kafka's format has no space between TOPOLOGY-EPOCH and MEMBER ("%-15s%-Ns")
@@ -147,11 +150,8 @@ def format_offsets(groups: list[GroupRows], *, verbose: bool = False) -> tuple[s
     def table(g: GroupRows) -> str:
         gw = max(15, len(g.group_id))
         tw = max([15] + [len(r["TOPIC"]) for r in g.rows])
-        if not verbose:
-            cols, widths = ["GROUP", "TOPIC", "PARTITION", "OFFSET-LAG"], [gw, tw, 10, None]
-        else:
-            cols = ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET", "OFFSET-LAG"]
-            widths = [gw, tw, 10, 15, 15, 15, 15]
+        cols = shown_columns(_OFFSET_COLUMNS, verbose, _VERBOSE_ONLY)
+        widths: list[int | None] = [gw, tw, 10, 15, 15, 15, 15] if verbose else [gw, tw, 10, None]
         return "".join(kafka_line(widths, v) + "\n" for v in [cols] + [[r[k] for k in cols] for r in g.rows])
     return emit(groups, table)
 
@@ -160,29 +160,24 @@ def format_states(groups: list[GroupRows], *, verbose: bool = False) -> tuple[st
     """(stdout, stderr) of `--describe --state [--verbose]`."""
     def table(g: GroupRows) -> str:
         r = g.rows[0]
-        cols = ["GROUP", "COORDINATOR (ID)", "STATE"] + (["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH"] if verbose else [])
+        cols = shown_columns(_STATE_COLUMNS, verbose, _VERBOSE_ONLY)
         widths: list[int | None] = [max(15, len(g.group_id)), max(25, len(r["COORDINATOR (ID)"])), 25]
         widths += ([15, 25] if verbose else []) + [None]
-        cols.append("#MEMBERS")
         return "".join(kafka_line(widths, v) + "\n" for v in [cols, [r[k] for k in cols]])
     return emit(groups, table)
 
 
 def describe_members(c: Coordinator, group_ids: Iterable[str], *, verbose: bool = True) -> Any:
     """`--describe --members --verbose` as a DataFrame."""
-    return frame(collect_members(c, group_ids, verbose=verbose),
-                 ["GROUP", "TARGET-ASSIGNMENT-EPOCH", "TOPOLOGY-EPOCH", "MEMBER", "MEMBER-PROTOCOL", "MEMBER-EPOCH",
-                  "PROCESS", "CLIENT-ID", "ASSIGNMENTS"])
+    return frame(collect_members(c, group_ids, verbose=verbose), _MEMBER_COLUMNS)
 
 
 def describe_offsets(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --offsets --verbose` as a DataFrame (None where Kafka prints "-")."""
-    return frame(collect_offsets(c, group_ids), ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH",
-                                                 "LOG-END-OFFSET", "OFFSET-LAG"])
+    return frame(collect_offsets(c, group_ids), _OFFSET_COLUMNS)
 
 
 def describe_state(c: Coordinator, group_ids: Iterable[str]) -> Any:
     """`--describe --state --verbose` as a DataFrame."""
-    return frame(collect_states(c, group_ids), ["GROUP", "COORDINATOR (ID)", "STATE", "GROUP-EPOCH",
-                                                "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS"])
+    return frame(collect_states(c, group_ids), _STATE_COLUMNS)
 
