@@ -1,8 +1,37 @@
-"""Request helpers shared by the coordinator tests."""
+"""Request helpers shared by the coordinator tests; the sample dumps, data/make_samples.py as a module
+and the `kgroup` command run in-process."""
 from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
 
 from kgroup import Coordinator
 from kgroup.protocol import request
+
+ROOT = Path(__file__).resolve().parent.parent
+#: data/samples: the sample dumps data/make_samples.py writes
+SAMPLES = ROOT / "data" / "samples"
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`kgroup *argv` in this process: its exit code, what it printed and what it printed to stderr."""
+    from kgroup.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def make_samples():
+    """data/make_samples.py as a module (one copy, shared by the test files that use it)."""
+    module = sys.modules.get("make_samples")
+    if module is None:
+        spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["make_samples"] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return module
 
 
 def commit(c: Coordinator, group: str, offsets: dict, *, version: int = 9, generation: int = -1,
@@ -20,6 +49,12 @@ def commit(c: Coordinator, group: str, offsets: dict, *, version: int = 9, gener
     return c.handle(request("OffsetCommit", version, group_id=group, generation_id_or_member_epoch=generation,
                             member_id=member_id, topics=[{**name(t), "partitions": ps} for t, ps in topics.items()],
                             **kw))
+
+
+def written(c: Coordinator, since: int) -> list[str]:
+    """Record type names written since log position `since` ('-' marks a tombstone)."""
+    return [type(c.log.entry_at(i).record).__name__ + ("-" if c.log.entry_at(i).record.value is None else "")
+            for i in range(since, c.position)]
 
 
 def fetch(c: Coordinator, group: str, topics: dict | None = None, *, version: int = 7, require_stable: bool = False):

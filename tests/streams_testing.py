@@ -4,6 +4,7 @@ from __future__ import annotations
 from kgroup import Coordinator
 from kgroup.groups.streams import StreamsGroup, Subtopology, TopicInfo, Topology
 from kgroup.protocol import request
+from kgroup_testing import written  # noqa: F401  (re-exported: the Streams tests import it from here)
 
 #: one stateless subtopology reading `orders`
 STATELESS = Topology(0, (Subtopology("0", source_topics=("orders",)),))
@@ -69,12 +70,6 @@ def sgroup(c: Coordinator, gid: str = "app") -> StreamsGroup:
     g = c.groups[gid]
     assert isinstance(g, StreamsGroup)
     return g
-
-
-def written(c: Coordinator, since: int) -> list[str]:
-    """Record type names written since log position `since` ('-' marks a tombstone)."""
-    return [type(c.log.entry_at(i).record).__name__ + ("-" if c.log.entry_at(i).record.value is None else "")
-            for i in range(since, c.position)]
 
 
 def describe(c: Coordinator, gid: str = "app", version: int = 0, **fields):

@@ -132,12 +132,18 @@ def test_group_max_size_reached():
 
 # -- SyncGroup ---------------------------------------------------------------------------
 
-def test_followers_wait_for_the_leaders_assignment_which_is_persisted(c):
+def joined_pair(c: Coordinator) -> tuple:
+    """A and B join group g and the rebalance delay runs out: the leader's and the follower's
+    JoinGroup responses."""
     a = join_until_member_id(c, "g", client_id="A")
     b = join_until_member_id(c, "g", client_id="B")
     c.advance(10_000)
     ra, rb = a.response, b.response
-    leader, follower = (ra, rb) if ra.leader == ra.member_id else (rb, ra)
+    return (ra, rb) if ra.leader == ra.member_id else (rb, ra)
+
+
+def test_followers_wait_for_the_leaders_assignment_which_is_persisted(c):
+    leader, follower = joined_pair(c)
     fs = sync(c, "g", follower.member_id, follower.generation_id)
     assert not fs.done
     ls = sync(c, "g", leader.member_id, leader.generation_id,
@@ -151,11 +157,7 @@ def test_followers_wait_for_the_leaders_assignment_which_is_persisted(c):
 
 
 def test_members_missing_from_the_leaders_assignment_get_an_empty_one(c):
-    a = join_until_member_id(c, "g", client_id="A")
-    b = join_until_member_id(c, "g", client_id="B")
-    c.advance(10_000)
-    ra, rb = a.response, b.response
-    leader, follower = (ra, rb) if ra.leader == ra.member_id else (rb, ra)
+    leader, follower = joined_pair(c)
     sync(c, "g", leader.member_id, 1, assignments={leader.member_id: b"L"})
     assert sync(c, "g", follower.member_id, 1).response.assignment == b""
 

@@ -10,18 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kgroup.cli import main, parse_at
+from kgroup.cli import parse_at
 from kgroup.dumps import DumpReport, read_dump, render_dump_log, render_jsonl
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "data" / "samples"
+from kgroup_testing import SAMPLES, run_cli
+
 T0 = 1_718_000_000_000
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def corrupt_copy(tmp_path: Path, name: str = "transactions", at: int = 480) -> Path:
@@ -40,30 +34,30 @@ def corrupt_copy(tmp_path: Path, name: str = "transactions", at: int = 480) -> P
 @pytest.mark.parametrize("name", ["offsets", "transactions", "static-rolling-restart", "expiring-group"])
 def test_decode_prints_what_the_render_functions_print(capsys, name):
     path = str(SAMPLES / name)
-    code, out, err = run(capsys, "dump", "decode", path)
+    code, out, err = run_cli(capsys, "dump", "decode", path)
     assert (code, err) == (0, "")
     assert out == "".join(line + "\n" for e in read_dump(path) if (line := render_jsonl(e)))
-    code, out, err = run(capsys, "dump", "decode", path, "--format", "dump-log")
+    code, out, err = run_cli(capsys, "dump", "decode", path, "--format", "dump-log")
     assert (code, err) == (0, "")
     assert out == "".join(line + "\n" for line in render_dump_log(read_dump(path)))
 
 
 def test_decode_from_the_samples_folder_gives_the_committed_renderings(capsys, monkeypatch):
     monkeypatch.chdir(SAMPLES)
-    code, out, _ = run(capsys, "dump", "decode", "transactions", "--format", "dump-log")
+    code, out, _ = run_cli(capsys, "dump", "decode", "transactions", "--format", "dump-log")
     assert code == 0 and out == (SAMPLES / "transactions.dump-log.txt").read_text()
-    code, out, _ = run(capsys, "dump", "decode", "transactions")
+    code, out, _ = run_cli(capsys, "dump", "decode", "transactions")
     assert code == 0 and out == (SAMPLES / "transactions.console.jsonl").read_text()
 
 
 def test_decode_reads_text_dumps_too(capsys):
-    code, out, _ = run(capsys, "dump", "decode", str(SAMPLES / "offsets.dump-log.txt"))
+    code, out, _ = run_cli(capsys, "dump", "decode", str(SAMPLES / "offsets.dump-log.txt"))
     assert code == 0 and out == (SAMPLES / "offsets.console.jsonl").read_text()
 
 
 def test_a_corrupt_segment_reports_file_and_byte_and_prints_every_good_record(capsys, tmp_path):
     path = corrupt_copy(tmp_path)
-    code, out, err = run(capsys, "dump", "decode", str(path))
+    code, out, err = run_cli(capsys, "dump", "decode", str(path))
     assert code == 1
     seg = next(path.glob("__consumer_offsets-*/*.log"))
     assert f"{seg} @ byte 442: corrupt span of 141 bytes" in err
@@ -73,7 +67,7 @@ def test_a_corrupt_segment_reports_file_and_byte_and_prints_every_good_record(ca
     expected = [r for r in good if (r["key"]["data"]["partition"], r["value"]["data"]["offset"]) != (1, 25)]
     assert len(expected) == len(good) - 1
     assert [json.loads(line) for line in out.splitlines()] == expected
-    code, out, err = run(capsys, "dump", "decode", str(path), "--format", "dump-log")
+    code, out, err = run_cli(capsys, "dump", "decode", str(path), "--format", "dump-log")
     assert code == 1 and "@ byte 442" in err
     assert out.count("\n| offset: ") == 8 and "| offset: 4 " not in out and "| offset: 5 " in out
 
@@ -83,7 +77,7 @@ def test_a_damaged_text_line_is_reported_with_its_line_number(capsys, tmp_path):
     lines = (SAMPLES / "offsets.console.jsonl").read_text().splitlines()
     lines[2] = lines[2][:40]
     text.write_text("\n".join(lines) + "\n")
-    code, out, err = run(capsys, "dump", "decode", str(text))
+    code, out, err = run_cli(capsys, "dump", "decode", str(text))
     assert code == 1
     assert f"{text}:3: unreadable JSON" in err
     assert out.splitlines() == lines[:2] + lines[3:]
@@ -94,10 +88,10 @@ def test_partial_records_have_no_json_but_print_as_dump_log(capsys, tmp_path):
     text.write_text("Dumping /k/__consumer_offsets-12/00000000000000000000.log\nStarting offset: 0\n"
                     "| offset: 15 CreateTime: 1662649581270 keySize: 26 valueSize: 24 sequence: 0 headerKeys: [] "
                     "key: offset_commit::group=my-group,partition=my-topic-0 payload: offset=1\n")
-    code, out, err = run(capsys, "dump", "decode", str(text))
+    code, out, err = run_cli(capsys, "dump", "decode", str(text))
     assert code == 1 and out == ""
     assert f"{text}:3: a partial OffsetCommit record" in err and "--format dump-log" in err
-    code, out, err = run(capsys, "dump", "decode", str(text), "--format", "dump-log")
+    code, out, err = run_cli(capsys, "dump", "decode", str(text), "--format", "dump-log")
     assert code == 0 and "key: offset_commit::group=my-group,partition=my-topic-0 payload: offset=1" in out
 
 
@@ -106,7 +100,7 @@ def test_partial_records_have_no_json_but_print_as_dump_log(capsys, tmp_path):
 def test_missing_paths_are_named_with_exit_status_2(capsys, tmp_path):
     for command in ("decode", "stats", "describe", "to-parquet"):
         extra = ["--out", str(tmp_path / "o")] if command == "to-parquet" else []
-        code, out, err = run(capsys, "dump", command, str(SAMPLES / "offsets"), str(tmp_path / "nope"),
+        code, out, err = run_cli(capsys, "dump", command, str(SAMPLES / "offsets"), str(tmp_path / "nope"),
                              str(tmp_path / "nada"), *extra)
         assert code == 2 and out == ""
         assert err == f"kgroup dump {command}: error: no such file or directory: {tmp_path / 'nope'}, " \
@@ -116,21 +110,21 @@ def test_missing_paths_are_named_with_exit_status_2(capsys, tmp_path):
 def test_a_file_that_is_no_dump_is_a_one_line_error(capsys, tmp_path):
     junk = tmp_path / "notes.txt"
     junk.write_text("shopping list\nmilk\n")
-    code, out, err = run(capsys, "dump", "stats", str(junk))
+    code, out, err = run_cli(capsys, "dump", "stats", str(junk))
     assert code == 2 and out == ""
     assert err == f"kgroup dump stats: error: {junk}: neither a segment nor kafka-dump-log / console-consumer output\n"
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, _, err = run(capsys, "dump", "decode", str(empty))
+    code, _, err = run_cli(capsys, "dump", "decode", str(empty))
     assert code == 2 and err.startswith("kgroup dump decode: error: ") and "Traceback" not in err
 
 
 def test_unknown_format_and_bad_at_are_usage_errors(capsys):
-    code, out, err = run(capsys, "dump", "decode", str(SAMPLES / "offsets"), "--format", "xml")
+    code, out, err = run_cli(capsys, "dump", "decode", str(SAMPLES / "offsets"), "--format", "xml")
     assert code == 2 and out == "" and "argument --format: invalid choice: 'xml'" in err
-    code, _, err = run(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--at", "42")
+    code, _, err = run_cli(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--at", "42")
     assert code == 2 and "plain numbers are epoch milliseconds" in err and "offset:42" in err
-    code, _, err = run(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--at", "last tuesday")
+    code, _, err = run_cli(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--at", "last tuesday")
     assert code == 2 and "'last tuesday' is neither offset:N, an ISO-8601 time" in err
 
 
@@ -150,20 +144,20 @@ def test_parse_at():
 @pytest.mark.parametrize("argv", [[], ["dump"], ["dump", "decode"], ["dump", "stats"], ["dump", "describe"],
                                   ["dump", "to-parquet"]])
 def test_every_help_explains_with_an_example(capsys, argv):
-    code, out, _ = run(capsys, *argv, "--help")
+    code, out, _ = run_cli(capsys, *argv, "--help")
     assert code == 0
     assert "example" in out and "kgroup dump " in out.split("example", 1)[1]
 
 
 def test_describe_help_explains_the_at_syntax(capsys):
-    _, out, _ = run(capsys, "dump", "describe", "--help")
+    _, out, _ = run_cli(capsys, "dump", "describe", "--help")
     assert "offset:N" in out and "2024-06-10T06:15:00Z" in out and "epoch milliseconds" in out
 
 
 def test_no_command_prints_help_and_exit_status_2(capsys):
-    code, out, err = run(capsys)
+    code, out, err = run_cli(capsys)
     assert code == 2 and out == "" and "dump decode" in err
-    code, _, err = run(capsys, "dump")
+    code, _, err = run_cli(capsys, "dump")
     assert code == 2 and "{decode,stats,describe,to-parquet}" in err
 
 
@@ -181,7 +175,7 @@ def test_python_dash_m_kgroup_runs_the_command_without_importing_pyspark(tmp_pat
 # ------------------------------------------------------------------------------ stats
 
 def test_stats_counts_types_groups_partitions_and_time(capsys):
-    code, out, err = run(capsys, "dump", "stats", str(SAMPLES / "transactions"))
+    code, out, err = run_cli(capsys, "dump", "stats", str(SAMPLES / "transactions"))
     assert (code, err) == (0, "")
     report = DumpReport()
     list(read_dump(SAMPLES / "transactions", report=report))
@@ -192,7 +186,7 @@ def test_stats_counts_types_groups_partitions_and_time(capsys):
 
 
 def test_stats_json(capsys):
-    code, out, _ = run(capsys, "dump", "stats", str(SAMPLES / "offsets"), "--json")
+    code, out, _ = run_cli(capsys, "dump", "stats", str(SAMPLES / "offsets"), "--json")
     assert code == 0
     s = json.loads(out)
     assert s["report"]["entries"] == 10 and s["report"]["by_type"] == {"OffsetCommit": 9, "GroupMetadata": 1}
@@ -215,16 +209,16 @@ def test_stats_text_shows_the_busiest_groups_json_all(capsys, tmp_path):
                                                               R.OffsetCommitValue(offset=n, commit_timestamp=T0), 3)],
                        timestamp=T0)
     log.write(tmp_path)
-    code, out, _ = run(capsys, "dump", "stats", str(tmp_path))
+    code, out, _ = run_cli(capsys, "dump", "stats", str(tmp_path))
     listed = [line.split()[0] for line in out.split("groups (25):\n", 1)[1].splitlines()[1:-1]]
     assert code == 0 and listed == [f"g{i}" for i in range(24, 4, -1)]
     assert out.endswith("  ... and 5 more (--json lists every group)\n")
-    code, out, _ = run(capsys, "dump", "stats", str(tmp_path), "--json")
+    code, out, _ = run_cli(capsys, "dump", "stats", str(tmp_path), "--json")
     assert len(json.loads(out)["groups"]) == 25
 
 
 def test_stats_of_a_corrupt_dump_lists_the_problem(capsys, tmp_path):
-    code, out, err = run(capsys, "dump", "stats", str(corrupt_copy(tmp_path)), "--json")
+    code, out, err = run_cli(capsys, "dump", "stats", str(corrupt_copy(tmp_path)), "--json")
     assert code == 1
     s = json.loads(out)
     assert s["report"]["corrupt_spans"] == 1 and s["report"]["entries"] == 8
@@ -234,7 +228,7 @@ def test_stats_of_a_corrupt_dump_lists_the_problem(capsys, tmp_path):
 # ------------------------------------------------------------------------------ describe
 
 def _group(capsys, *argv: str) -> dict:
-    code, out, err = run(capsys, "dump", "describe", *argv, "--json")
+    code, out, err = run_cli(capsys, "dump", "describe", *argv, "--json")
     assert code == 0, err
     (group,) = json.loads(out)["groups"]
     return group
@@ -261,7 +255,7 @@ def test_describe_before_and_after_a_static_member_restarted(capsys):
 
 
 def test_describe_text(capsys):
-    code, out, err = run(capsys, "dump", "describe", str(SAMPLES / "transactions"), "--at", "offset:4")
+    code, out, err = run_cli(capsys, "dump", "describe", str(SAMPLES / "transactions"), "--at", "offset:4")
     assert (code, err) == (0, "")
     assert out.splitlines()[:4] == [
         "replayed 5 records and 0 transaction markers (up to offset 4 on every partition)",
@@ -274,30 +268,30 @@ def test_describe_text(capsys):
 
 
 def test_describe_an_unknown_group(capsys):
-    code, out, err = run(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--group", "nope")
+    code, out, err = run_cli(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--group", "nope")
     assert code == 1
     assert "group 'nope' is not in the dump (groups there: billing, reports)" in err
 
 
 def test_describe_reports_dump_problems_and_what_it_could_not_replay(capsys, tmp_path):
-    code, out, err = run(capsys, "dump", "describe", str(corrupt_copy(tmp_path)))
+    code, out, err = run_cli(capsys, "dump", "describe", str(corrupt_copy(tmp_path)))
     assert code == 1 and "@ byte 442" in err and "every readable record was replayed" in err
     assert "payments  1          20" in out  # the plain commit of 25 was in the damaged batch
 
 
 def test_describe_partitions_option(capsys):
-    code, out, _ = run(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--partitions", "64", "--json")
+    code, out, _ = run_cli(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--partitions", "64", "--json")
     assert code == 0 and json.loads(out)["replay"]["num_partitions"] == 64
-    code, _, err = run(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--partitions", "10")
+    code, _, err = run_cli(capsys, "dump", "describe", str(SAMPLES / "offsets"), "--partitions", "10")
     assert code == 2 and "partition 49" in err
 
 
 # ------------------------------------------------------------------------------ progress, to-parquet
 
 def test_progress_bar_on_stderr_when_asked(capsys):
-    code, out, err = run(capsys, "dump", "stats", str(SAMPLES / "offsets"), "--progress")
+    code, out, err = run_cli(capsys, "dump", "stats", str(SAMPLES / "offsets"), "--progress")
     assert code == 0 and "reading dump" in err and "reading dump" not in out
-    code, _, err = run(capsys, "dump", "stats", str(SAMPLES / "offsets"))
+    code, _, err = run_cli(capsys, "dump", "stats", str(SAMPLES / "offsets"))
     assert err == ""  # stderr is not a terminal here
 
 
@@ -316,16 +310,16 @@ def test_to_parquet_passes_its_options_to_the_spark_pipeline(capsys, monkeypatch
     ends = tmp_path / "ends.csv"
     ends.write_text("topic,partition,end_offset\n")
     out_dir = str(tmp_path / "pq")
-    code, out, err = run(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--master",
+    code, out, err = run_cli(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--master",
                          "local[2]", "--end-offsets", str(ends), "--views", "records,compacted", "lag")
     assert code == 0, err
     assert calls[:2] == [("session", "local[2]"),
                          ("write", spark, [str(SAMPLES / "offsets")], out_dir,
                           {"views": ["records", "compacted", "lag"], "end_offsets": str(ends), "topic": None})]
     assert out.splitlines()[1].split() == ["records", f"{out_dir}/records"]
-    code, _, err = run(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--views", "graphs")
+    code, _, err = run_cli(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--views", "graphs")
     assert code == 2 and "unknown view(s) graphs; choose from records, compacted, lag" in err
-    code, _, err = run(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--views", "lag")
+    code, _, err = run_cli(capsys, "dump", "to-parquet", str(SAMPLES / "offsets"), "--out", out_dir, "--views", "lag")
     assert code == 2 and "--views lag needs --end-offsets" in err
 
 
@@ -336,7 +330,7 @@ def test_to_parquet_writes_views_that_agree_with_replay(capsys, tmp_path):
 
     from kgroup.dumps import describe_groups, replay
 
-    code, out, err = run(capsys, "dump", "to-parquet", str(SAMPLES / "transactions"), "--out", str(tmp_path),
+    code, out, err = run_cli(capsys, "dump", "to-parquet", str(SAMPLES / "transactions"), "--out", str(tmp_path),
                          "--views", "records", "compacted", "--master", "local[2]")
     assert code == 0, err
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["records", "compacted"]

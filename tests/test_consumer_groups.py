@@ -12,7 +12,7 @@ from kgroup import records as R
 from kgroup.groups.consumer import ConsumerGroup
 from kgroup.groups.modern import MemberState
 from kgroup.protocol import request
-from tests.kgroup_testing import commit
+from tests.kgroup_testing import commit, written
 
 
 #: KAFKA-20268: a new group is at group and assignment epoch 1, so the first assignment the
@@ -44,11 +44,6 @@ def group(c: Coordinator, gid: str = "g") -> ConsumerGroup:
     g = c.groups[gid]
     assert isinstance(g, ConsumerGroup)
     return g
-
-
-def written(c: Coordinator, since: int) -> list[str]:
-    return [type(c.log.entry_at(i).record).__name__ + ("-" if c.log.entry_at(i).record.value is None else "")
-            for i in range(since, c.position)]
 
 
 #: a target assignment at every group epoch bump (KIP-1263's batching off)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,35 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 NBVAL = ["01_offsets_and_the_log.ipynb", "02_classic_static_membership.ipynb", "03_consumer_groups_kip848.ipynb",
          "04_streams_topology_epochs.ipynb", "05_streams_not_ready.ipynb", "06_streams_migration.ipynb",
          "07_streams_static_membership.ipynb", "08_share_groups.ipynb", "09_consumer_offsets_with_pyspark.ipynb"]
+
+
+def run_notebook(name: str, tmp_path: Path, **parameters) -> list[dict]:
+    """Runs notebooks/`name` under papermill with `parameters`: the outputs of its cells, in order."""
+    import papermill as pm
+
+    nb = ROOT / "notebooks" / name
+    out = tmp_path / nb.name
+    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
+                        parameters=parameters)
+    return [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+
+
+def printed(outputs: list[dict]) -> str:
+    """What the cells printed (their streams)."""
+    return "".join("".join(o.get("text", "")) for o in outputs)
+
+
+def printed_and_shown(outputs: list[dict], sep: str = "") -> str:
+    """What the cells printed, and the text of what they displayed."""
+    return sep.join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def printed_numbers(pattern: str, text: str) -> list[int]:
+    """The numbers at `pattern`'s groups in what a notebook printed (failing, with the end of the
+    output, when it printed no such line)."""
+    m = re.search(pattern, text)
+    assert m, text[-2000:]
+    return [int(g) for g in m.groups()]
 
 
 def test_there_are_notebooks():
@@ -32,13 +62,8 @@ def test_notebook_has_a_parameters_cell_after_the_imports(nb):
 @pytest.mark.notebook
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs_under_papermill(nb, tmp_path):
-    import papermill as pm
-
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out")})
-    executed = json.loads(out.read_text())
-    errors = [o for c in executed["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    outputs = run_notebook(nb.name, tmp_path, output_dir=str(tmp_path / "out"))
+    errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors
 
 
@@ -55,18 +80,10 @@ def test_notebook_outputs_match_with_nbval(name):
 @pytest.mark.notebook
 def test_notebook_02_shows_fewer_rebalances_for_static_members(tmp_path):
     """The claim comes from the simulation the notebook runs, read from its output."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "02_classic_static_membership.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"), "num_consumers": 4})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
-    m = re.search(r"static members (\d+), dynamic members (\d+); partitions ever owned twice at once: (\d+)", text)
-    assert m, text[-2000:]
-    static, dynamic, double = map(int, m.groups())
+    outputs = run_notebook("02_classic_static_membership.ipynb", tmp_path, output_dir=str(tmp_path / "out"),
+                           num_consumers=4)
+    static, dynamic, double = printed_numbers(
+        r"static members (\d+), dynamic members (\d+); partitions ever owned twice at once: (\d+)", printed(outputs))
     assert static < dynamic and dynamic == 2 * 4 and double == 0
 
 
@@ -74,14 +91,8 @@ def test_notebook_02_shows_fewer_rebalances_for_static_members(tmp_path):
 def test_notebook_12_failure_lab_shows_each_fault_and_what_the_clients_did(tmp_path):
     """The failure lab's stories, read from the notebook's output: real librdkafka clients."""
     pytest.importorskip("confluent_kafka")
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "12_failure_lab.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"load_ms": 300})
-    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
-    text = "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    outputs = run_notebook("12_failure_lab.ipynb", tmp_path, load_ms=300)
+    text = printed_and_shown(outputs)
     assert "⚡ fault: coordinator moved: __consumer_offsets-" in text          # section 2, on the grid
     assert "while its heartbeats are held: " in text and " with 2 members" in text   # section 3: fenced
     assert "UNKNOWN_MEMBER_ID" in text and "then: Stable with 3 members" in text
@@ -93,20 +104,12 @@ def test_notebook_12_failure_lab_shows_each_fault_and_what_the_clients_did(tmp_p
 @pytest.mark.notebook
 def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp_path):
     """The claims come from the simulations the notebook runs, read from its output."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "03_consumer_groups_kip848.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"), "num_members": 4, "partitions_per_topic": 6,
-                                    "crowd_members": 1000})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
-    m = re.search(r"most partitions without an owner at once: eager (\d+), cooperative (\d+), KIP-848 (\d+); "
-                  r"partitions ever owned twice at once: (\d+)", text)
-    assert m, text[-2000:]
-    eager, cooperative, kip848, double = map(int, m.groups())
+    outputs = run_notebook("03_consumer_groups_kip848.ipynb", tmp_path, output_dir=str(tmp_path / "out"),
+                           num_members=4, partitions_per_topic=6, crowd_members=1000)
+    text = printed(outputs)
+    eager, cooperative, kip848, double = printed_numbers(
+        r"most partitions without an owner at once: eager (\d+), cooperative (\d+), KIP-848 (\d+); "
+        r"partitions ever owned twice at once: (\d+)", text)
     assert eager == 2 * 6 and kip848 < eager and cooperative < eager and double == 0
     assert "unrevoked" in text and "unreleased" in text
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
@@ -121,20 +124,12 @@ def test_notebook_03_kip848_never_stops_the_world_nor_owns_a_partition_twice(tmp
 def test_notebook_09_reads_another_dump_and_sees_a_group_expire(tmp_path):
     """Pointed at the expiring-group sample and cut at 06:20: Spark's counts, compacted view and lag, and
     kgroup's replay at the cut and at the end, read from the output."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "09_consumer_offsets_with_pyspark.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"),
-                                    "dump_path": str(ROOT / "data" / "samples" / "expiring-group"),
-                                    "replay_at": "2024-06-10T06:20:00Z"})
-    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    outputs = run_notebook("09_consumer_offsets_with_pyspark.ipynb", tmp_path, output_dir=str(tmp_path / "out"),
+                           dump_path=str(ROOT / "data" / "samples" / "expiring-group"),
+                           replay_at="2024-06-10T06:20:00Z")
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert not [o for o in outputs if o.get("name") == "stderr"], "Spark's own output reached the notebook"
-    text = "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+    text = printed_and_shown(outputs, "\n")
     # 4 GroupMetadata + 6 OffsetCommit records; once compacted, only audit-tool's last offset is left
     assert "10 records, from 2024-06-10T06:13:20.000Z to 2024-06-10T06:24:20.000Z; 0 row(s) that could not be read" in text
     assert re.search(r"segment\s+GroupMetadata\s+4\s+1\s", text) and re.search(r"segment\s+OffsetCommit\s+6\s+1\s", text)
@@ -153,18 +148,10 @@ def test_notebook_09_reads_another_dump_and_sees_a_group_expire(tmp_path):
 @pytest.mark.notebook
 def test_notebook_07_static_streams_members_do_not_bump_the_group_epoch(tmp_path):
     """The claim comes from the simulation the notebook runs (PR #22245), read from its output."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "07_streams_static_membership.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"), "instances": 4})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
-    m = re.search(r"static members (\d+), dynamic members (\d+)", text)
-    assert m, text[-2000:]
-    static, dynamic = map(int, m.groups())
+    outputs = run_notebook("07_streams_static_membership.ipynb", tmp_path, output_dir=str(tmp_path / "out"),
+                           instances=4)
+    text = printed(outputs)
+    static, dynamic = printed_numbers(r"static members (\d+), dynamic members (\d+)", text)
     assert static == 0 and dynamic == 2 * 4
     assert "UNRELEASED_INSTANCE_ID" in text   # Kafka's name for the error
 
@@ -173,15 +160,8 @@ def test_notebook_07_static_streams_members_do_not_bump_the_group_epoch(tmp_path
 def test_notebook_06_reproduces_the_kips_migration_example(tmp_path):
     """KIP-1071's online-migration example: every line beside kgroup's answer, a failover at every step,
     read from the notebook's output."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "06_streams_migration.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out")})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    outputs = run_notebook("06_streams_migration.ipynb", tmp_path, output_dir=str(tmp_path / "out"))
+    text = printed(outputs)
     m = re.search(r"lines of the KIP's example: (\d+); kgroup answered the same: (\d+)", text)
     assert m, text[-2000:]
     assert m.groups() == ("27", "22")   # the other 5: the follow-up's B (not made to rejoin) and A's heartbeat
@@ -192,13 +172,8 @@ def test_notebook_06_reproduces_the_kips_migration_example(tmp_path):
 
 @pytest.mark.notebook
 def test_notebook_07_reload_equals_live_at_every_step(tmp_path):
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "07_streams_static_membership.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out")})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    outputs = run_notebook("07_streams_static_membership.ipynb", tmp_path, output_dir=str(tmp_path / "out"))
+    text = printed(outputs)
     assert "reload equals live after every one of the 9 steps" in text
 
 
@@ -207,15 +182,9 @@ def test_notebook_08_reproduces_the_kips_share_tables(tmp_path):
     """KIP-932's durable-state table row by row (all 12 rows as the KIP words them, under kip), the
     poison message archived at the delivery count limit, the crashed consumer's records at count 2;
     read from the notebook's output, with a smaller delivery count limit passed as a parameter."""
-    import re
-
-    import papermill as pm
-
-    nb = ROOT / "notebooks" / "08_share_groups.ipynb"
-    out = tmp_path / nb.name
-    pm.execute_notebook(str(nb), str(out), cwd=str(nb.parent), kernel_name="python3", progress_bar=False,
-                        parameters={"output_dir": str(tmp_path / "out"), "delivery_count_limit": 3})
-    text = "".join("".join(o.get("text", "")) for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", []))
+    outputs = run_notebook("08_share_groups.ipynb", tmp_path, output_dir=str(tmp_path / "out"),
+                           delivery_count_limit=3)
+    text = printed(outputs)
     assert "12 of 12 rows read exactly as the KIP's (profile 'kip')" in text
     assert re.search(r"the poison record was delivered 3 times; the SPSO is now 5", text)
     assert "first acquired 0-9 and crashed" in text

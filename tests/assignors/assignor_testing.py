@@ -81,6 +81,18 @@ def check_valid(group: GroupSpec, describer: TopicMetadata, result: GroupAssignm
             assert (tid, p) in owner, f"{tid}-{p} unassigned"
 
 
+def assign_valid(assignor, group: GroupSpec, describer: TopicMetadata) -> GroupAssignment:
+    """`assignor`'s assignment of `group`, checked valid (`check_valid`)."""
+    result = assignor.assign(group, describer)
+    check_valid(group, describer, result)
+    return result
+
+
+def expect(result: GroupAssignment, **members) -> None:
+    """`result` is `members` ({member: {topic id: partitions}}), compared by `readable`."""
+    assert readable(result) == readable(members)
+
+
 def sizes(result: GroupAssignment) -> dict[str, int]:
     return {m: sum(map(len, d.values())) for m, d in result.items()}
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from assignor_testing import (HETEROGENEOUS, HOMOGENEOUS, T1, T2, T3, assignment, check_valid,
-                              readable, spec, topics, with_current)
+from assignor_testing import (HETEROGENEOUS, HOMOGENEOUS, T1, T2, T3, assign_valid, assignment, expect, spec,
+                              topics, with_current)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,13 +22,7 @@ RANGE = RangeAssignor()
 
 
 def run(group, describer):
-    result = RANGE.assign(group, describer)
-    check_valid(group, describer, result)
-    return result
-
-
-def expect(result, **members):
-    assert readable(result) == readable(members)
+    return assign_valid(RANGE, group, describer)
 
 
 def test_one_member_no_topic():

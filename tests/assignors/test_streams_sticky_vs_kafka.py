@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import random
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -20,6 +18,8 @@ import pytest
 from kgroup.assignors.streams import GroupSpec, MemberSpec, StickyTaskAssignor, SubtopologySpec, TaskSets
 from kgroup.assignors.streams.api import TaskAssignorException
 
+from java_oracle import java_oracle
+
 JAVA_SOURCES = Path(__file__).parent / "java"
 STICKY = StickyTaskAssignor()
 
@@ -27,24 +27,7 @@ STICKY = StickyTaskAssignor()
 @pytest.fixture(scope="module")
 def kafka_sticky():
     """Runs Kafka's StickyTaskAssignor on a batch of GroupSpecs: one result (or error) each."""
-    from kgroup.oracle.kafka import ENABLE_HINT, KafkaUnavailable, kafka_classpath
-    from kgroup.oracle.streams import java_classes
-    try:
-        classpath = f"{kafka_classpath()}{os.pathsep}{java_classes(JAVA_SOURCES)}"
-    except KafkaUnavailable as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"{e} (CI is set, so the Kafka oracle tests must run)", pytrace=False)
-        pytest.skip(f"{e}; to run them: {ENABLE_HINT}")
-
-    def run(specs: list[GroupSpec]) -> list[dict]:
-        lines = "".join(json.dumps(_to_json(s)) + "\n" for s in specs)
-        proc = subprocess.run(["java", "-cp", classpath, "StreamsAssignorOracle"], input=lines,
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        out = [json.loads(line) for line in proc.stdout.splitlines()]
-        assert len(out) == len(specs), proc.stderr[-3000:]
-        return out
-    return run
+    return java_oracle(JAVA_SOURCES, "StreamsAssignorOracle", _to_json)
 
 
 def _tasks_json(tasks) -> dict:

@@ -11,9 +11,8 @@ import itertools
 import uuid
 
 import pytest
-from assignor_testing import (HETEROGENEOUS, HOMOGENEOUS, T1, T2, T3, T4, assignment,
-                              check_balanced, check_valid, readable, sizes, spec, topics,
-                              with_current)
+from assignor_testing import (HETEROGENEOUS, HOMOGENEOUS, T1, T2, T3, T4, assign_valid, assignment,
+                              check_balanced, expect, readable, sizes, spec, topics, with_current)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -24,13 +23,7 @@ UNIFORM = UniformAssignor()
 
 
 def run(group: GroupSpec, describer: TopicMetadata):
-    result = UNIFORM.assign(group, describer)
-    check_valid(group, describer, result)
-    return result
-
-
-def expect(result, **members):
-    assert readable(result) == readable(members)
+    return assign_valid(UNIFORM, group, describer)
 
 
 # --------------------------------------------------------------------------------------

@@ -6,25 +6,16 @@ Client rules follow Apache Kafka's `ConsumerMembershipManager` / `AbstractMember
 `GroupMetadataManager` where the KIP is silent)."""
 from __future__ import annotations
 
-from kgroup import Cluster, Coordinator, ErrorCode
+from kgroup import Cluster, Coordinator
 from kgroup.clients import (ClassicConsumer, ConsumerConfig, ConsumerGroupConsumer, ConsumerMemberState, Simulation,
                             rolling_restart, rolling_upgrade)
 from kgroup.groups.consumer import ConsumerGroup
 from kgroup.groups.classic import ClassicGroup
 from kgroup.protocol import ms
 
+from simulation_testing import assert_owned_once, heartbeat_after_not_coordinator, owned
+
 TOPICS = ("bar", "foo")
-
-
-def owned(sim: Simulation) -> dict[str, set]:
-    return {k.name: set(k.owned) for k in sim.consumers if k.running}
-
-
-def assert_exclusive_and_complete(sim: Simulation) -> None:
-    """Every subscribed partition is owned by exactly one running consumer, now and at every tick."""
-    parts = [tp for tps in owned(sim).values() for tp in tps]
-    assert sorted(parts) == sorted(sim.partitions()), owned(sim)
-    assert sim.double_owned_samples() == 0, sim.double_owned_partitions()[:5]
 
 
 def group_of(n: int = 3, *, partitions=None, names="ABCDEFG", **kw) -> tuple[Coordinator, Simulation]:
@@ -43,7 +34,7 @@ def revocations(sim: Simulation, since: int) -> dict[str, list]:
 
 def test_three_members_over_two_topics_stabilise_with_every_partition_owned_once():
     c, sim = group_of(3)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     g = c.groups["g"]
     assert isinstance(g, ConsumerGroup) and g.state == "Stable"
     assert sorted(len(tps) for tps in owned(sim).values()) == [3, 3, 3]   # uniform: 9 partitions, 3 each
@@ -82,12 +73,7 @@ def test_join_is_a_full_request_then_only_changed_fields_and_full_again_after_an
     assert acks and {(p.topic_id, p.partitions) for p in acks[0].topic_partitions} == {
         (c.cluster.topic_id("foo"), tuple(range(6))), (c.cluster.topic_id("bar"), (0, 1, 2))}
     # A heartbeat that fails (here: the coordinator lost the group's partition) resets the sent fields.
-    c.hosted_partitions = frozenset()
-    sim.run(6_000)
-    c.hosted_partitions = frozenset(range(c.num_partitions))
-    sim.run(200)
-    errors = [h for h in a.heartbeats if h.response.error_code == ErrorCode.not_coordinator]
-    after = a.heartbeats[a.heartbeats.index(errors[-1]) + 1].request
+    after = heartbeat_after_not_coordinator(sim, a)
     assert ms(after.rebalance_timeout) == 300_000 and after.subscribed_topic_names == TOPICS
     assert after.topic_partitions is not None and after.member_epoch == a.member_epoch > 0
 
@@ -99,7 +85,7 @@ def test_a_new_member_takes_partitions_only_from_members_above_their_share():
     sim.add(ConsumerGroupConsumer(c, "g", TOPICS, name="D"))
     sim.run_until_stable("g")
     after = owned(sim)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert sim.rebalances("g") == 1
     # Sticky and incremental: the only partitions that moved are the ones D got.
     moved = {tp for name in "ABC" for tp in before[name] - after[name]}
@@ -115,7 +101,7 @@ def test_a_member_leaving_moves_only_its_own_partitions():
     sim.consumer("B").close()
     sim.run_until_stable("g")
     after = owned(sim)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert "B" not in after and all(after[n] >= before[n] for n in "ACD")
     assert {tp for n in "ACD" for tp in after[n] - before[n]} == before["B"]
     assert not any(revocations(sim, t)[n] for n in "ACD")          # nobody else revoked anything
@@ -130,7 +116,7 @@ def test_more_partitions_are_spread_without_moving_the_old_ones():
     sim.run_until(lambda: len({tp for tps in owned(sim).values() for tp in tps}) == 12, 60_000)
     sim.run_until_stable("g")
     after = owned(sim)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert sorted(len(v) for v in after.values()) == [4, 4, 4]
     assert all(after[n] >= before[n] for n in "ABC")               # each one only gained
     assert not any(revocations(sim, t).values())
@@ -149,7 +135,7 @@ def test_the_same_scenarios_never_own_a_partition_twice_with_slow_poll_loops_and
     sim.at(60_000, "foo grows", lambda: c.cluster.increase_partitions("foo", 12))
     sim.at(80_000, "B crashes", lambda: sim.consumer("B").crash())
     sim.run(150_000)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert sim.consumer("B").member_id not in c.groups["g"].members   # its session timed out
     # Each revocation took the callback's 2.5 s, and the partitions moved only after it.
     pairs = []
@@ -249,7 +235,7 @@ def test_a_regex_subscription_picks_up_a_new_matching_topic():
     c.cluster.create_topic("audit", 1)
     sim.run_until(lambda: sum(len(v) for v in owned(sim).values()) == 4, 120_000)
     sim.run_until_stable("g")
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert {t for tps in owned(sim).values() for t, _ in tps} == {"orders-eu", "orders-us"}
     assert all(owned(sim)[n] >= before[n] for n in "AB")
     assert c.groups["g"].resolved_regexes["orders-.*"].topics == {"orders-eu", "orders-us"}
@@ -266,7 +252,7 @@ def test_a_subscription_change_revokes_the_topic_left_and_gets_the_new_one():
     assert {tp for tp in b_before if tp[0] == "bar"} <= sim.consumer("B").owned   # B takes bar over
     revoked = [tp for e in a.events if e.kind == "revoked" and e.time >= t0 for tp in e.partitions]
     assert revoked and {t for t, _ in revoked} == {"bar"}
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
 
 
 def test_a_rolling_upgrade_from_classic_to_kip848_migrates_online_and_keeps_ownership_exclusive():
@@ -295,7 +281,7 @@ def test_a_rolling_upgrade_from_classic_to_kip848_migrates_online_and_keeps_owne
     g = c.groups["g"]
     assert isinstance(g, ConsumerGroup) and not any(m.uses_classic_protocol for m in g.members.values())
     assert all(isinstance(k, ConsumerGroupConsumer) for k in sim.consumers)
-    assert_exclusive_and_complete(sim)
+    assert_owned_once(sim)
     assert sim.rebalances("g") > 0 and len({t for t, _ in sim.generations("g")}) > 1
 
 

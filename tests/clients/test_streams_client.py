@@ -14,6 +14,8 @@ from kgroup.clients.streams_topology import changelog_topic, repartition_topic, 
 from kgroup.groups.streams import CopartitionGroup, StreamsGroup
 from kgroup.protocol import ms
 
+from simulation_testing import assert_owned_once, heartbeat_after_not_coordinator, owned
+
 E = ErrorCode
 STALE_TOPOLOGY, SHUTDOWN_APPLICATION = 0, 4
 
@@ -24,17 +26,6 @@ def coordinator(profile: str = "kip", config: dict | None = None, **topics: int)
 
 def app(c: Coordinator, name: str, topology, threads: int = 1, **kw) -> StreamsApplication:
     return StreamsApplication(c, StreamsConfig("app", topology, num_stream_threads=threads, **kw), name=name)
-
-
-def active_by_thread(sim: Simulation) -> dict[str, set]:
-    return {k.name: set(k.owned) for k in sim.consumers if k.running}
-
-
-def assert_every_task_active_once(sim: Simulation) -> None:
-    """Every task of the topology runs as active on exactly one running thread, now and at every tick."""
-    running = [t for ts in active_by_thread(sim).values() for t in ts]
-    assert sorted(running) == sorted(sim.partitions()), active_by_thread(sim)
-    assert sim.double_owned_samples() == 0, sim.double_owned_partitions()[:5]
 
 
 def group(c: Coordinator, gid: str = "app") -> StreamsGroup:
@@ -85,7 +76,7 @@ def test_one_application_with_two_threads_stabilises_and_runs_every_task_once():
     sim = Simulation(c)
     assert sim.add(a) is a and [k.name for k in sim.consumers] == ["A-1", "A-2"]
     sim.run_until_stable("app")
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
     assert sim.partitions() == [("0", p) for p in range(8)]
     g = group(c)
     assert g.state == "Stable" and "app-counts-changelog" in c.cluster    # the coordinator created it
@@ -123,12 +114,7 @@ def test_join_is_a_full_request_then_only_what_changed_and_full_again_after_an_e
     assert t.partitions_by_user_endpoint is not None and ("a.example", 8080) in t.partitions_by_user_endpoint
     assert t.partitions_by_user_endpoint[("a.example", 8080)]["active"] == {"orders": set(range(8))}
     # An error answer (the coordinator lost the group's partition) makes the next request full.
-    c.hosted_partitions = frozenset()
-    sim.run(6_000)
-    c.hosted_partitions = frozenset(range(c.num_partitions))
-    sim.run(200)
-    errors = [h for h in t.heartbeats if h.response.error_code == E.not_coordinator]
-    after = t.heartbeats[t.heartbeats.index(errors[-1]) + 1].request
+    after = heartbeat_after_not_coordinator(sim, t)
     assert after.member_epoch == t.member_epoch > 0 and after.topology is None   # only a join carries it
     assert ms(after.rebalance_timeout) == 300_000 and after.process_id == a.process_id
     assert after.active_tasks is not None and after.task_offsets is not None
@@ -161,9 +147,9 @@ def test_two_applications_share_the_tasks_balanced_and_no_active_task_runs_twice
     sim.reset_measurements()
     b = sim.add(app(c, "B", stateless("app", "orders"), threads=2, revocation_delay_ms=1_500))
     sim.run_until_stable("app")
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
     assert sorted(len(x.tasks()["active"]) for x in (a, b)) == [4, 4]
-    per_thread = [len(t) for t in active_by_thread(sim).values()]
+    per_thread = [len(t) for t in owned(sim).values()]
     assert max(per_thread) - min(per_thread) <= 1
     # A's threads closed the tasks B took before B started them (revoke first, then assign).
     revoked = {(e.partitions, e.time) for t in a.threads for e in t.events if e.kind == "revoked"}
@@ -180,7 +166,7 @@ def test_standby_tasks_land_on_the_other_process():
     a = sim.add(app(c, "A", stateful("app", "orders"), threads=2))
     b = sim.add(app(c, "B", stateful("app", "orders"), threads=2))
     sim.run_until_stable("app")
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
     for x, other in ((a, b), (b, a)):
         tasks = x.tasks()
         assert not tasks["active"] & tasks["standby"]                     # never both roles in one process
@@ -261,7 +247,7 @@ def test_rolling_bounce_to_topology_epoch_1_as_in_the_kip():
             if e.kind == "assigned" and e.time >= t0:
                 assert all(t in given_up and given_up[t] <= e.time for t in e.partitions)
         assert sorted(len(active(n)) for n in "ABC") == [3, 3, 3]
-        assert_every_task_active_once(sim)
+        assert_owned_once(sim)
     assert all(STALE_TOPOLOGY not in apps[n].threads[0].statuses for n in "ABC")
     assert {m.topology_epoch for m in group(c).members.values()} == {1}
 
@@ -360,7 +346,7 @@ def test_a_thread_fenced_for_revoking_too_slowly_loses_its_tasks_and_rejoins_wit
     assert t.member_id == member_id and t.incarnation == 1
     rejoin = [h.request for h in t.heartbeats if h.request.member_epoch == 0]
     assert len(rejoin) == 2 and rejoin[1].topology is not None and rejoin[1].active_tasks == ()
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
 
 
 def test_static_threads_leave_with_minus_two_and_a_restart_keeps_the_tasks():
@@ -381,7 +367,7 @@ def test_static_threads_leave_with_minus_two_and_a_restart_keeps_the_tasks():
     sim.run_until_stable("app")
     assert {t.instance_id: set(t.owned) for t in a.threads} == before
     assert group(c).group_epoch == epoch                   # same topology epoch, rack, tags, process: no rebalance
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
 
 
 def test_the_state_directory_outlives_a_restart_and_its_offsets_are_reported_on_join():
@@ -434,7 +420,7 @@ def test_a_warmup_task_restores_over_time_and_becomes_active():
     assert group(c).group_epoch > epoch
     assert warm <= t.owned and not t.warmup                                   # the warm-ups became active
     assert a.tasks()["active"] == set(sim.partitions()) - t.owned
-    assert_every_task_active_once(sim)
+    assert_owned_once(sim)
 
 
 # -- shutdown, mixing ------------------------------------------------------------------------------

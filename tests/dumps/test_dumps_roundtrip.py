@@ -19,8 +19,8 @@ from kgroup.dumps import (
 from kgroup.dumps.render import dump_log_key_payload
 from kgroup.dumps.textforms import parse_console_json, parse_dump_key_payload
 from kgroup.log import Compression, OffsetsLog
-from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, GroupMetadata, GroupMetadataKey, StructBase
-from records_strategies import records
+from kgroup.records import GroupMetadata, GroupMetadataKey, StructBase
+from records_strategies import every_record_version, records
 
 T0 = 1_718_000_000_000
 
@@ -233,11 +233,7 @@ def _strip_unknown_tags(obj):
     return obj
 
 
-ALL = [(cls.TOPIC, cls, v) for table in (RECORD_TYPES, SHARE_STATE_RECORD_TYPES)
-       for cls in table.values() for v in cls.VALUE_VERSIONS]
-
-
-@pytest.mark.parametrize("topic,cls,version", ALL, ids=[f"{c.NAME}-v{v}" for _, c, v in ALL])
+@every_record_version
 def test_every_record_type_and_version_comes_back_from_its_json(topic, cls, version):
     @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(records(cls, version))

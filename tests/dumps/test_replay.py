@@ -1,8 +1,6 @@
 """Replaying dumps: to an offset or a time, transactions as Kafka ends them, partition inference."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,22 +17,10 @@ from kgroup.log import OffsetsLog, partition_for
 from kgroup.protocol import request
 from kgroup.runtime import REPLAYERS
 
-ROOT = Path(__file__).resolve().parents[2]
+from kgroup_testing import make_samples
+
 T0 = 1_718_000_000_000
-
-
-def _samples():
-    """data/make_samples.py as a module (one copy, shared by the test files that use it)."""
-    module = sys.modules.get("make_samples")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["make_samples"] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return module
-
-
-SAMPLES = _samples()
+SAMPLES = make_samples()
 #: What a reload cannot know, as in Kafka: classic members waiting in a join/sync phase.
 SOFT_MEMBER_FIELDS = ("awaiting_join", "awaiting_sync", "pending_sync")
 

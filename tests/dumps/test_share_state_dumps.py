@@ -3,9 +3,7 @@ share-partition as kafka-dump-log.sh --share-group-state-decoder prints a snapsh
 share-state sample (the KIP-932 durable-state example) and the `kgroup dump` command."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,24 +14,16 @@ from kgroup.dumps import describe_groups, describe_share_partitions, read_dump, 
 from kgroup.groups.share.coordinator import share_coordinator
 from kgroup.groups.share.state_batches import Batch
 
+from kgroup_testing import make_samples
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "samples" / "share-state"
-
-
-def _samples():
-    module = sys.modules.get("make_samples")
-    if module is None:
-        spec = importlib.util.spec_from_file_location("make_samples", ROOT / "data" / "make_samples.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["make_samples"] = module
-        spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def live() -> Coordinator:
     """The coordinator the share-state sample was written by."""
-    return _samples().SCENARIOS["share-state"].run()
+    return make_samples().SCENARIOS["share-state"].run()
 
 
 def _states(c: Coordinator) -> dict:

@@ -67,6 +67,19 @@ def refused(response) -> tuple:
     return response.error_code, response.error_message
 
 
+def heartbeat_refusal(c: Coordinator, api: str, version: int):
+    """`api` sent with the given fields and refused: its (code, message)."""
+    return lambda **fields: refused(send(c, api, version, **fields))
+
+
+def check_member_and_group_ids_required(hb) -> None:
+    """The first checks of a KIP-848 or KIP-932 heartbeat (`hb`: its `heartbeat_refusal`): a member
+    id, then a group id that is not blank."""
+    assert hb() == (E.invalid_request, "MemberId can't be empty.")
+    assert hb(member_id=MEMBER) == (E.invalid_request, "GroupId can't be empty.")
+    assert hb(member_id=MEMBER, group_id="   ") == (E.invalid_request, "GroupId can't be empty.")
+
+
 # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
 CONSUMER_JOIN = dict(group_id="foo", member_id=MEMBER, member_epoch=0, rebalance_timeout=5000,
@@ -129,11 +142,9 @@ def test_an_offset_commit_too_large_for_one_batch_fails_every_partition_and_writ
 
 def test_consumer_heartbeat_request_validation(profile):
     c = coord(profile, config={"group.consumer.assignors": ["range"]})
-    hb = lambda **kw: refused(send(c, "ConsumerGroupHeartbeat", 1, **kw))  # noqa: E731
+    hb = heartbeat_refusal(c, "ConsumerGroupHeartbeat", 1)
     invalid = E.invalid_request
-    assert hb() == (invalid, "MemberId can't be empty.")
-    assert hb(member_id=MEMBER) == (invalid, "GroupId can't be empty.")
-    assert hb(member_id=MEMBER, group_id="   ") == (invalid, "GroupId can't be empty.")
+    check_member_and_group_ids_required(hb)
     assert hb(member_id=MEMBER, group_id="foo", member_epoch=0) == \
         (invalid, "RebalanceTimeoutMs must be provided in first request.")
     assert hb(member_id=MEMBER, group_id="foo", member_epoch=0, rebalance_timeout=5000) == \
@@ -202,7 +213,7 @@ def test_streams_group_heartbeat_fails_for_unsupported_features():
 def test_streams_heartbeat_request_validation(profile):
     c = coord(profile)
     kip = profile == "kip"
-    hb = lambda **kw: refused(send(c, "StreamsGroupHeartbeat", 0, **kw))  # noqa: E731
+    hb = heartbeat_refusal(c, "StreamsGroupHeartbeat", 0)
     invalid = E.invalid_request
     # the README's profile table "Streams: request validation": the KIP lets a join (epoch 0) come without a
     # member id, and wants a positive rebalance timeout; the rest is common.
@@ -268,11 +279,9 @@ def test_share_group_heartbeat_with_exception(profile):
 
 def test_share_group_heartbeat_request_validation(profile):
     c = coord(profile)
-    hb = lambda **kw: refused(send(c, "ShareGroupHeartbeat", 1, **kw))  # noqa: E731
+    hb = heartbeat_refusal(c, "ShareGroupHeartbeat", 1)
     invalid = E.invalid_request
-    assert hb() == (invalid, "MemberId can't be empty.")
-    assert hb(member_id=MEMBER) == (invalid, "GroupId can't be empty.")
-    assert hb(member_id=MEMBER, group_id="   ") == (invalid, "GroupId can't be empty.")
+    check_member_and_group_ids_required(hb)
     assert hb(member_id=MEMBER, group_id="foo", member_epoch=0) == \
         (invalid, "SubscribedTopicNames must be set in first request.")
     assert hb(group_id="foo", member_epoch=1) == (invalid, "MemberId can't be empty.")

@@ -39,9 +39,25 @@ def settled(draw, max_members: int = 4):
     return partitions, epoch, owned
 
 
-def _topic_records(cluster: Cluster, topic: str, owned: dict[str, list[int]]):
-    tid = cluster.topic_id(topic)
-    return tid, {m: ({tid: frozenset(ps)} if ps else {}) for m, ps in owned.items()}
+def _settled_assignment(group):
+    """A settled group's cluster ("orders" and its partitions), the topic's id and each member's
+    {topic id: partitions} (empty for a member that owns none)."""
+    partitions, _, owned = group
+    cluster = Cluster({"orders": partitions}, seed=5)
+    tid = cluster.topic_id("orders")
+    return cluster, tid, {m: ({tid: frozenset(ps)} if ps else {}) for m, ps in owned.items()}
+
+
+def _modern_group_records(records_of, cluster: Cluster, epoch: int, members: list, assignment: dict) -> list:
+    """A settled KIP-848 or KIP-932 group's records as Kafka writes them (`records_of`: the group
+    type's record helpers): members, group epoch with its metadata hash, target assignment and its
+    epoch, current assignments."""
+    records = [records_of.member_record(GROUP, m) for m in members]
+    records.append(records_of.group_epoch_record(GROUP, epoch, metadata_hash(["orders"], cluster)))
+    records += [records_of.target_member_record(GROUP, m, a) for m, a in assignment.items()]
+    records.append(records_of.target_epoch_record(GROUP, epoch))
+    records += [records_of.current_assignment_record(GROUP, m) for m in members]
+    return records
 
 
 def _classic_assignment(partitions: list[int]) -> bytes:
@@ -76,20 +92,15 @@ def test_a_kafka_written_classic_group_continues_without_a_rebalance(group, prof
 @settings(max_examples=30, deadline=None)
 @given(group=settled(), profile=profiles)
 def test_a_kafka_written_consumer_group_continues_without_a_bump(group, profile):
-    partitions, epoch, owned = group
-    cluster = Cluster({"orders": partitions}, seed=5)
-    tid, assignment = _topic_records(cluster, "orders", owned)
+    _, epoch, _ = group
+    cluster, _, assignment = _settled_assignment(group)
     members = [ConsumerGroupMember(m, rebalance_timeout_ms=5000, client_id="client", client_host="/127.0.0.1",
                                    subscribed_topic_names=frozenset({"orders"}), server_assignor_name="range",
                                    member_epoch=epoch, previous_member_epoch=epoch - 1,
                                    assigned_partitions={t: dict.fromkeys(ps, epoch) for t, ps in a.items()})
                for m, a in assignment.items()]
-    records = [CG.member_record(GROUP, m) for m in members]
-    records.append(CG.group_epoch_record(GROUP, epoch, metadata_hash(["orders"], cluster)))
-    records += [CG.target_member_record(GROUP, m, a) for m, a in assignment.items()]
-    records.append(CG.target_epoch_record(GROUP, epoch))
-    records += [CG.current_assignment_record(GROUP, m) for m in members]
-    c = Coordinator.load(records, cluster=cluster, profile=profile)
+    c = Coordinator.load(_modern_group_records(CG, cluster, epoch, members, assignment), cluster=cluster,
+                         profile=profile)
     before = len(c.log)
 
     for m, a in assignment.items():
@@ -107,18 +118,13 @@ def test_a_kafka_written_consumer_group_continues_without_a_bump(group, profile)
 @settings(max_examples=30, deadline=None)
 @given(group=settled(), profile=profiles)
 def test_a_kafka_written_share_group_continues_without_a_bump(group, profile):
-    partitions, epoch, owned = group
-    cluster = Cluster({"orders": partitions}, seed=5)
-    tid, assignment = _topic_records(cluster, "orders", owned)
+    partitions, epoch, _ = group
+    cluster, tid, assignment = _settled_assignment(group)
     members = [ShareGroupMember(m, client_id="client", client_host="/127.0.0.1",
                                 subscribed_topic_names=frozenset({"orders"}), member_epoch=epoch,
                                 previous_member_epoch=epoch - 1, assigned_partitions=a)
                for m, a in assignment.items()]
-    records = [SG.member_record(GROUP, m) for m in members]
-    records.append(SG.group_epoch_record(GROUP, epoch, metadata_hash(["orders"], cluster)))
-    records += [SG.target_member_record(GROUP, m, a) for m, a in assignment.items()]
-    records.append(SG.target_epoch_record(GROUP, epoch))
-    records += [SG.current_assignment_record(GROUP, m) for m in members]
+    records = _modern_group_records(SG, cluster, epoch, members, assignment)
     # Kafka's share coordinator has initialised every share-partition of the group (record 15).
     records.append(SG.state_metadata_record(GROUP, StatePartitionMetadata(
         initialized={tid: InitTopic("orders", frozenset(range(partitions)))})))

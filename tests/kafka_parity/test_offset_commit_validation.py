@@ -32,13 +32,19 @@ OFFSET_COMMIT_VERSIONS = range(7, 11)        # the versions with member id, epoc
 TXN_OFFSET_COMMIT_VERSIONS = range(3, 6)
 
 
-def offset_commit(c, member_id: str, instance_id: str | None, epoch: int, version: int,
-                  partitions=(("foo", 0),)) -> list:
-    """OffsetCommit of `partitions` ((topic, partition) pairs): the partitions' error codes, in order."""
+def by_topic(partitions) -> dict[str, list]:
+    """The commit's partitions ((topic, partition) pairs) grouped by topic, each at offset 100 + p."""
     topics: dict[str, list] = {}
     for t, p in partitions:
         topics.setdefault(t, []).append({"partition_index": p, "committed_offset": 100 + p,
                                          "committed_leader_epoch": -1, "committed_metadata": ""})
+    return topics
+
+
+def offset_commit(c, member_id: str, instance_id: str | None, epoch: int, version: int,
+                  partitions=(("foo", 0),)) -> list:
+    """OffsetCommit of `partitions` ((topic, partition) pairs): the partitions' error codes, in order."""
+    topics = by_topic(partitions)
     name = (lambda t: {"topic_id": c.cluster.topic_id(t)}) if version >= 10 else (lambda t: {"name": t})
     r = c.handle(request("OffsetCommit", version, group_id=GROUP, generation_id_or_member_epoch=epoch,
                          member_id=member_id, group_instance_id=instance_id,
@@ -48,10 +54,8 @@ def offset_commit(c, member_id: str, instance_id: str | None, epoch: int, versio
 
 def txn_offset_commit(c, member_id: str, instance_id: str | None, epoch: int, version: int,
                       partitions=(("foo", 0),)) -> list:
-    topics: dict[str, list] = {}
-    for t, p in partitions:
-        topics.setdefault(t, []).append({"partition_index": p, "committed_offset": 100 + p,
-                                         "committed_leader_epoch": -1, "committed_metadata": ""})
+    """TxnOffsetCommit of `partitions`: the partitions' error codes, in order."""
+    topics = by_topic(partitions)
     r = c.handle(request("TxnOffsetCommit", version, transactional_id="tx", group_id=GROUP, producer_id=1000,
                          producer_epoch=0, generation_id=epoch, member_id=member_id, group_instance_id=instance_id,
                          topics=[{"name": t, "partitions": ps} for t, ps in topics.items()]))
@@ -61,6 +65,37 @@ def txn_offset_commit(c, member_id: str, instance_id: str | None, epoch: int, ve
 def committed_offsets(c, since: int) -> list:
     return [(e.record.key.topic, e.record.key.partition) for e in list(c.log)[since:]
             if type(e.record).__name__ == "OffsetCommit"]
+
+
+def check_empty_group_commits(commit, empty, version: int) -> None:
+    """A commit without member id and epoch passes while the group is empty; a member id does not."""
+    assert commit(empty, "", "", -1, version) == [OK]
+    assert commit(empty, "member-id", None, 0, version) == [UNKNOWN]
+
+
+def check_txn_offset_commits(c, version: int) -> None:
+    """Kafka's testValidateTransactionalOffsetCommit on a group whose one member, "member-id", is at
+    epoch 0."""
+    # a commit with an (empty) instance id names a member: not one of this group
+    assert txn_offset_commit(c, "", "", -1, version) == [UNKNOWN]
+    # the member epoch is stale (newer): TxnOffsetCommit's ILLEGAL_GENERATION
+    assert txn_offset_commit(c, "member-id", "", 10, version) == [ILLEGAL]
+    assert txn_offset_commit(c, "member-id", "", 0, version) == [OK]
+    # TxnOffsetCommit does not require the member's fields
+    assert txn_offset_commit(c, "", None, -1, version) == [OK]
+
+
+def check_offset_commits(c, version: int, classic_member_id: str | None = None) -> None:
+    """Kafka's testValidateOffsetCommit on a group whose member "new-protocol-member-id" is at epoch 0
+    (in the consumer group's case with a classic member, `classic_member_id`, beside it): a member
+    epoch needs OffsetCommit v9+."""
+    assert offset_commit(c, "", "", -1, version) == [UNKNOWN]
+    assert offset_commit(c, "", None, -1, version) == [UNKNOWN]
+    # the member epoch is stale (newer than the member's)
+    assert offset_commit(c, "new-protocol-member-id", "", 10, version) == [STALE if version >= 9 else UNSUPPORTED]
+    if classic_member_id is not None:
+        assert offset_commit(c, classic_member_id, "", 10, version) == [ILLEGAL]
+    assert offset_commit(c, "new-protocol-member-id", "", 0, version) == [OK if version >= 9 else UNSUPPORTED]
 
 
 # --------------------------------------------------------------------------- consumer groups
@@ -73,37 +108,18 @@ def consumer_coordinator(profile: str, *members):
 @pytest.mark.parametrize("version", TXN_OFFSET_COMMIT_VERSIONS)
 def test_validate_transactional_offset_commit_consumer_group(profile, version):
     """Kafka's ConsumerGroupTest.testValidateTransactionalOffsetCommit."""
-    empty = coordinator(profile, records=group_records(GROUP, 10))
-    # a commit without member id and epoch passes while the group is empty
-    assert txn_offset_commit(empty, "", "", -1, version) == [OK]
-    assert txn_offset_commit(empty, "member-id", None, 0, version) == [UNKNOWN]
-
-    c = consumer_coordinator(profile, member("member-id", epoch=0, previous=0))
-    # a commit with an (empty) instance id names a member: not one of this group
-    assert txn_offset_commit(c, "", "", -1, version) == [UNKNOWN]
-    # the member epoch is stale (newer): TxnOffsetCommit's ILLEGAL_GENERATION
-    assert txn_offset_commit(c, "member-id", "", 10, version) == [ILLEGAL]
-    assert txn_offset_commit(c, "member-id", "", 0, version) == [OK]
-    # TxnOffsetCommit does not require the member's fields
-    assert txn_offset_commit(c, "", None, -1, version) == [OK]
+    check_empty_group_commits(txn_offset_commit, coordinator(profile, records=group_records(GROUP, 10)), version)
+    check_txn_offset_commits(consumer_coordinator(profile, member("member-id", epoch=0, previous=0)), version)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("version", OFFSET_COMMIT_VERSIONS)
 def test_validate_offset_commit_consumer_group(profile, version):
     """Kafka's ConsumerGroupTest.testValidateOffsetCommit."""
-    empty = coordinator(profile, records=group_records(GROUP, 10))
-    assert offset_commit(empty, "", "", -1, version) == [OK]
-    assert offset_commit(empty, "member-id", None, 0, version) == [UNKNOWN]
-
+    check_empty_group_commits(offset_commit, coordinator(profile, records=group_records(GROUP, 10)), version)
     old = classic_member(member("old-protocol-member-id", epoch=0, previous=0), 5000, [("range", b"")])
     c = consumer_coordinator(profile, member("new-protocol-member-id", epoch=0, previous=0), old)
-    assert offset_commit(c, "", "", -1, version) == [UNKNOWN]
-    assert offset_commit(c, "", None, -1, version) == [UNKNOWN]
-    # the member epoch is stale (newer than the member's)
-    assert offset_commit(c, "new-protocol-member-id", "", 10, version) == [STALE if version >= 9 else UNSUPPORTED]
-    assert offset_commit(c, "old-protocol-member-id", "", 10, version) == [ILLEGAL]
-    assert offset_commit(c, "new-protocol-member-id", "", 0, version) == [OK if version >= 9 else UNSUPPORTED]
+    check_offset_commits(c, version, classic_member_id="old-protocol-member-id")
 
 
 def lagging_consumer(profile: str, clu: Cluster | None = None) -> Coordinator:
@@ -183,30 +199,16 @@ def load_streams(profile: str, *members, topology: Topology | None = INPUT) -> C
 @pytest.mark.parametrize("version", TXN_OFFSET_COMMIT_VERSIONS)
 def test_validate_transactional_offset_commit(profile, version):
     """Kafka's StreamsGroupTest.testValidateTransactionalOffsetCommit."""
-    empty = load_streams(profile)
-    assert txn_offset_commit(empty, "", "", -1, version) == [OK]
-    assert txn_offset_commit(empty, "member-id", None, 0, version) == [UNKNOWN]
-
-    c = load_streams(profile, streams_member("member-id", 0))
-    assert txn_offset_commit(c, "", "", -1, version) == [UNKNOWN]
-    assert txn_offset_commit(c, "member-id", "", 10, version) == [ILLEGAL]
-    assert txn_offset_commit(c, "member-id", "", 0, version) == [OK]
-    assert txn_offset_commit(c, "", None, -1, version) == [OK]
+    check_empty_group_commits(txn_offset_commit, load_streams(profile), version)
+    check_txn_offset_commits(load_streams(profile, streams_member("member-id", 0)), version)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("version", OFFSET_COMMIT_VERSIONS)
 def test_validate_offset_commit(profile, version):
     """Kafka's StreamsGroupTest.testValidateOffsetCommit: a Streams member commits with v9+."""
-    empty = load_streams(profile)
-    assert offset_commit(empty, "", "", -1, version) == [OK]
-    assert offset_commit(empty, "member-id", None, 0, version) == [UNKNOWN]
-
-    c = load_streams(profile, streams_member("new-protocol-member-id", 0))
-    assert offset_commit(c, "", "", -1, version) == [UNKNOWN]
-    assert offset_commit(c, "", None, -1, version) == [UNKNOWN]
-    assert offset_commit(c, "new-protocol-member-id", "", 10, version) == [STALE if version >= 9 else UNSUPPORTED]
-    assert offset_commit(c, "new-protocol-member-id", "", 0, version) == [OK if version >= 9 else UNSUPPORTED]
+    check_empty_group_commits(offset_commit, load_streams(profile), version)
+    check_offset_commits(load_streams(profile, streams_member("new-protocol-member-id", 0)), version)
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -172,12 +172,18 @@ def left_group(topic, old_member, *, profile, targets, **kw):
     return ready_group(topic, "fooup", profile=profile, members=[old_member], targets=targets, **kw)
 
 
-def test_static_member_rejoin_with_updated_process_id_bumps_streams_group_epoch(profile):
+def left_for_a_rejoin(process_id: str, profile):
+    """Kafka's rejoin tests: "old" (instance "instance", process `process_id`) left with -2 holding
+    foo's four tasks, which the assignor gives to "rejoin". Returns the topic and the coordinator."""
     topic = StreamsTopicFixture("subtopology1", "foo", 4)
-    old = left_member("old", "instance", previous_member_epoch=GROUP_EPOCH, process_id="old-process-id",
+    old = left_member("old", "instance", previous_member_epoch=GROUP_EPOCH, process_id=process_id,
                       assigned=topic.tasks(0, 1, 2, 3))
-    c = left_group(topic, old, profile=profile, targets={"old": topic.tasks(0, 1, 2, 3)},
-                   assignment={"rejoin": topic.tasks(0, 1, 2, 3)})
+    return topic, left_group(topic, old, profile=profile, targets={"old": topic.tasks(0, 1, 2, 3)},
+                             assignment={"rejoin": topic.tasks(0, 1, 2, 3)})
+
+
+def test_static_member_rejoin_with_updated_process_id_bumps_streams_group_epoch(profile):
+    topic, c = left_for_a_rejoin("old-process-id", profile)
     before = c.position
     r = join(c, "fooup", "rejoin", "instance", topic, process="new-process-id")
     assert (r.member_id, r.member_epoch) == ("rejoin", GROUP_EPOCH + 1)
@@ -187,11 +193,7 @@ def test_static_member_rejoin_with_updated_process_id_bumps_streams_group_epoch(
 
 
 def test_static_member_rejoin_with_same_process_id_does_not_bump_streams_group_epoch(profile):
-    topic = StreamsTopicFixture("subtopology1", "foo", 4)
-    old = left_member("old", "instance", previous_member_epoch=GROUP_EPOCH, process_id="process-id",
-                      assigned=topic.tasks(0, 1, 2, 3))
-    c = left_group(topic, old, profile=profile, targets={"old": topic.tasks(0, 1, 2, 3)},
-                   assignment={"rejoin": topic.tasks(0, 1, 2, 3)})
+    topic, c = left_for_a_rejoin("process-id", profile)
     before = c.position
     r = shb(c, "rejoin", 0, group="fooup", instance="instance", topology=topic.topology, process="process-id",
             rebalance_ms=DEFAULT_REBALANCE_TIMEOUT_MS, client_id="new-client-id")
@@ -519,16 +521,17 @@ def test_static_member_rejoin_updates_user_endpoint_information_epoch(profile, f
     c = ready_group(topic, "fooup", profile=profile, config=NO_DELAY, targets={"old-member-id": topic.tasks(0, 1, 2)},
                     assignment={"old-member-id": topic.tasks(0, 1, 2)})
     assert sgroup(c, "fooup").endpoint_information_epoch == 0
-    r = join(c, "fooup", "old-member-id", "instance", topic, endpoint=first)
-    assert heartbeat_answer(r) == streams_answer("old-member-id", MEMBER_EPOCH + 1, topic.response_tasks(0, 1, 2),
-                                                 endpoint_information_epoch=first_epoch)
-    assert to_data(r).get("partitions_by_user_endpoint") == first_partitions
-    assert sgroup(c, "fooup").members["old-member-id"].user_endpoint == (first and Endpoint(*first))
-    assert sgroup(c, "fooup").endpoint_information_epoch == first_epoch
+
+    def joins(member_id, endpoint, epoch, partitions):
+        """`member_id` joins as instance "instance" with `endpoint`: its answer, its endpoint and the
+        group's endpoint information epoch."""
+        r = join(c, "fooup", member_id, "instance", topic, endpoint=endpoint)
+        assert heartbeat_answer(r) == streams_answer(member_id, MEMBER_EPOCH + 1, topic.response_tasks(0, 1, 2),
+                                                     endpoint_information_epoch=epoch)
+        assert to_data(r).get("partitions_by_user_endpoint") == partitions
+        assert sgroup(c, "fooup").members[member_id].user_endpoint == (endpoint and Endpoint(*endpoint))
+        assert sgroup(c, "fooup").endpoint_information_epoch == epoch
+
+    joins("old-member-id", first, first_epoch, first_partitions)
     beat(c, "fooup", "old-member-id", "instance", LEAVE_STATIC)
-    r = join(c, "fooup", "new-member-id", "instance", topic, endpoint=second)
-    assert heartbeat_answer(r) == streams_answer("new-member-id", MEMBER_EPOCH + 1, topic.response_tasks(0, 1, 2),
-                                                 endpoint_information_epoch=second_epoch)
-    assert to_data(r).get("partitions_by_user_endpoint") == second_partitions
-    assert sgroup(c, "fooup").members["new-member-id"].user_endpoint == (second and Endpoint(*second))
-    assert sgroup(c, "fooup").endpoint_information_epoch == second_epoch
+    joins("new-member-id", second, second_epoch, second_partitions)

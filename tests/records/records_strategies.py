@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from hypothesis import strategies as st
 
-from kgroup.records import CoordinatorRecord
+from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, CoordinatorRecord
 from kgroup.records.schema import Field, Message, Struct
 
 _INT_RANGES = {
@@ -84,3 +85,11 @@ def records(cls: type[CoordinatorRecord], version: int | None = None) -> st.Sear
 
     tombstones = keys.map(cls.tombstone)
     return st.one_of(versions.flatmap(with_version), tombstones)
+
+
+#: (topic, record class, value version) for every record type of both topics and each of its versions
+EVERY_VERSION = [(cls.TOPIC, cls, v) for table in (RECORD_TYPES, SHARE_STATE_RECORD_TYPES)
+                 for cls in table.values() for v in cls.VALUE_VERSIONS]
+#: a test taking `topic, cls, version` once for each of EVERY_VERSION, named "<record>-v<version>"
+every_record_version = pytest.mark.parametrize("topic,cls,version", EVERY_VERSION,
+                                               ids=[f"{c.NAME}-v{v}" for _, c, v in EVERY_VERSION])

@@ -4,17 +4,13 @@ from __future__ import annotations
 import json
 import pickle
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, decode_record
-from records_strategies import records
-
-ALL = [(cls.TOPIC, cls, v) for table in (RECORD_TYPES, SHARE_STATE_RECORD_TYPES)
-       for cls in table.values() for v in cls.VALUE_VERSIONS]
+from records_strategies import every_record_version, records
 
 
-@pytest.mark.parametrize("topic,cls,version", ALL, ids=[f"{c.NAME}-v{v}" for _, c, v in ALL])
+@every_record_version
 def test_round_trip(topic, cls, version):
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(records(cls, version))

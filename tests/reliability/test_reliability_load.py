@@ -37,98 +37,108 @@ def _ids(prefix: int, n: int) -> list[str]:
     return [str(uuid.UUID(int=(prefix << 64) + i + 1)) for i in range(n)]
 
 
-class ConsumerMembers:
-    """KIP-848 consumers: owned partitions are sent only when they changed since the last request."""
+class Members:
+    """Members of one group, each heartbeating as its client does; subclasses say which request and
+    what in the response is the member's new assignment."""
+
+    group_id: str
+    id_prefix: int
 
     def __init__(self, c: Coordinator, n: int) -> None:
-        self.c, self.ids = c, _ids(1, n)
+        self.c, self.ids = c, _ids(self.id_prefix, n)
         self.epoch = dict.fromkeys(self.ids, 0)
         self.owned: dict[str, dict] = {m: {} for m in self.ids}
-        self.sent: dict[str, dict | None] = dict.fromkeys(self.ids)
+
+    def heartbeat_request(self, m: str, join: bool):
+        raise NotImplementedError
+
+    def assigned(self, r) -> dict | None:
+        """The member's partitions in response `r` (None: unchanged)."""
+        if r.assignment is None:
+            return None
+        return {tp.topic_id: frozenset(tp.partitions) for tp in r.assignment.topic_partitions}
 
     def heartbeat(self, m: str) -> None:
-        join = self.epoch[m] == 0
-        changed = join or self.owned[m] != self.sent[m]
-        self.sent[m] = self.owned[m]
-        r = self.c.handle(request(
-            "ConsumerGroupHeartbeat", 1, group_id=CONSUMER, member_id=m, member_epoch=self.epoch[m],
-            rebalance_timeout=60_000 if join else -1, subscribed_topic_names=["consumer-in"] if join else None,
-            topic_partitions=[{"topic_id": t, "partitions": sorted(ps)} for t, ps in self.owned[m].items()]
-            if changed else None))
+        r = self.c.handle(self.heartbeat_request(m, self.epoch[m] == 0))
         assert r.error_code == 0, (m, r)
         self.epoch[m] = r.member_epoch
-        if r.assignment is not None:
-            self.owned[m] = {tp.topic_id: frozenset(tp.partitions) for tp in r.assignment.topic_partitions}
+        owned = self.assigned(r)
+        if owned is not None:
+            self.owned[m] = owned
 
     def stable(self) -> bool:
-        group = self.c.groups.get(CONSUMER)
-        return group is not None and group.state == "Stable" and all(e == group.group_epoch for e in self.epoch.values()) \
-            and all(self.owned[m] == self.sent[m] for m in self.ids)
+        group = self.c.groups.get(self.group_id)
+        return group is not None and group.state == "Stable" and all(e == group.group_epoch for e in self.epoch.values())
 
     def owned_units(self) -> list:
-        return [(t, p) for owned in self.owned.values() for t, ps in owned.items() for p in ps]
+        return [(k, p) for owned in self.owned.values() for k, ps in owned.items() for p in ps]
 
     def all_units(self) -> int:
         return PARTITIONS
 
 
-class StreamsMembers:
-    """Streams clients of one stateless application: tasks are sent only when they changed."""
+class OwningMembers(Members):
+    """Members that report what they own (partitions or tasks), only when it changed since their
+    last request; stable once every member's last request reported its current assignment."""
 
     def __init__(self, c: Coordinator, n: int) -> None:
-        self.c, self.ids = c, _ids(2, n)
-        self.epoch = dict.fromkeys(self.ids, 0)
-        self.owned: dict[str, dict] = {m: {} for m in self.ids}
+        super().__init__(c, n)
         self.sent: dict[str, dict | None] = dict.fromkeys(self.ids)
 
-    def heartbeat(self, m: str) -> None:
-        join = self.epoch[m] == 0
+    def heartbeat_request(self, m: str, join: bool):
         changed = join or self.owned[m] != self.sent[m]
         self.sent[m] = self.owned[m]
+        return self.owning_request(m, join, changed)
+
+    def owning_request(self, m: str, join: bool, changed: bool):
+        raise NotImplementedError
+
+    def stable(self) -> bool:
+        return super().stable() and all(self.owned[m] == self.sent[m] for m in self.ids)
+
+
+class ConsumerMembers(OwningMembers):
+    """KIP-848 consumers: owned partitions are sent only when they changed since the last request."""
+
+    group_id, id_prefix = CONSUMER, 1
+
+    def owning_request(self, m: str, join: bool, changed: bool):
+        return request(
+            "ConsumerGroupHeartbeat", 1, group_id=CONSUMER, member_id=m, member_epoch=self.epoch[m],
+            rebalance_timeout=60_000 if join else -1, subscribed_topic_names=["consumer-in"] if join else None,
+            topic_partitions=[{"topic_id": t, "partitions": sorted(ps)} for t, ps in self.owned[m].items()]
+            if changed else None)
+
+
+class StreamsMembers(OwningMembers):
+    """Streams clients of one stateless application: tasks are sent only when they changed."""
+
+    group_id, id_prefix = STREAMS, 2
+
+    def owning_request(self, m: str, join: bool, changed: bool):
         tasks = [{"subtopology_id": s, "partitions": sorted(ps)} for s, ps in self.owned[m].items()]
-        r = self.c.handle(request(
+        return request(
             "StreamsGroupHeartbeat", 0, group_id=STREAMS, member_id=m, member_epoch=self.epoch[m],
             endpoint_information_epoch=0, rebalance_timeout=60_000 if join else -1,
             topology=TOPOLOGY if join else None, process_id=m if join else None, client_tags=[] if join else None,
             active_tasks=tasks if changed else None, standby_tasks=[] if changed else None,
-            warmup_tasks=[] if changed else None))
-        assert r.error_code == 0, (m, r)
-        self.epoch[m] = r.member_epoch
-        if r.active_tasks is not None:
-            self.owned[m] = {t.subtopology_id: frozenset(t.partitions) for t in r.active_tasks}
+            warmup_tasks=[] if changed else None)
 
-    def stable(self) -> bool:
-        group = self.c.groups.get(STREAMS)
-        return group is not None and group.state == "Stable" and all(e == group.group_epoch for e in self.epoch.values()) \
-            and all(self.owned[m] == self.sent[m] for m in self.ids)
-
-    def owned_units(self) -> list:
-        return [(s, p) for owned in self.owned.values() for s, ps in owned.items() for p in ps]
-
-    def all_units(self) -> int:
-        return PARTITIONS
+    def assigned(self, r) -> dict | None:
+        # a Streams member's assignment is its active tasks
+        if r.active_tasks is None:
+            return None
+        return {t.subtopology_id: frozenset(t.partitions) for t in r.active_tasks}
 
 
-class ShareMembers:
+class ShareMembers(Members):
     """Share consumers: no owned partitions in the request; a member takes its target at once."""
 
-    def __init__(self, c: Coordinator, n: int) -> None:
-        self.c, self.ids = c, _ids(3, n)
-        self.epoch = dict.fromkeys(self.ids, 0)
-        self.owned: dict[str, dict] = {m: {} for m in self.ids}
+    group_id, id_prefix = SHARE, 3
 
-    def heartbeat(self, m: str) -> None:
-        join = self.epoch[m] == 0
-        r = self.c.handle(request("ShareGroupHeartbeat", 1, group_id=SHARE, member_id=m, member_epoch=self.epoch[m],
-                                  subscribed_topic_names=["share-in"] if join else None))
-        assert r.error_code == 0, (m, r)
-        self.epoch[m] = r.member_epoch
-        if r.assignment is not None:
-            self.owned[m] = {tp.topic_id: frozenset(tp.partitions) for tp in r.assignment.topic_partitions}
-
-    def stable(self) -> bool:
-        group = self.c.groups.get(SHARE)
-        return group is not None and group.state == "Stable" and all(e == group.group_epoch for e in self.epoch.values())
+    def heartbeat_request(self, m: str, join: bool):
+        return request("ShareGroupHeartbeat", 1, group_id=SHARE, member_id=m, member_epoch=self.epoch[m],
+                       subscribed_topic_names=["share-in"] if join else None)
 
     def owned_units(self) -> list:
         return []  # share-partitions are shared by design (KIP-932): nothing to check for doubles

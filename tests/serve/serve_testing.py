@@ -27,6 +27,13 @@ class Wire(RawWire):
         (size,) = struct.unpack(">i", self.read_exactly(4))
         return decode_response(self.read_exactly(size), response_class(api, version))
 
+    def commit(self, group: str, partition: int, offset: int, *, topic: str = "orders", metadata: str = ""):
+        """A standalone (admin-style) OffsetCommit v9 of one partition: the response."""
+        return self.call("OffsetCommit", 9, group_id=group, generation_id_or_member_epoch=-1, member_id="",
+                         group_instance_id=None, topics=[{"name": topic, "partitions": [
+                             {"partition_index": partition, "committed_offset": offset, "committed_leader_epoch": -1,
+                              "committed_metadata": metadata}]}])
+
     def read_exactly(self, n: int) -> bytes:
         return self._read(n)
 

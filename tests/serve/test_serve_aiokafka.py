@@ -7,17 +7,7 @@ import asyncio
 import pytest
 from serve_testing import last_commits, written
 
-from kgroup import Cluster, Coordinator
-from kgroup.serve import Server
-
 aiokafka = pytest.importorskip("aiokafka")
-
-
-@pytest.fixture
-def served():
-    s = Server(Coordinator(cluster=Cluster({"orders": 2}, seed=7), config={"group.initial.rebalance.delay.ms": 0})).start()
-    yield s
-    s.stop()
 
 
 async def _produce_and_consume(bootstrap: str) -> list[bytes]:

@@ -43,10 +43,7 @@ def test_serve_until_a_signal_then_write_the_logs(tmp_path, sig):
         r = w.call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
             {"index": 2, "records": encode_batch([(b"k", b"v", 1_700_000_000_000)], base_offset=0)}]}])
         assert r.responses[0].partition_responses[0].error_code == ErrorCode.none
-        r = w.call("OffsetCommit", 9, group_id="cli-group", generation_id_or_member_epoch=-1, member_id="",
-                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
-                       {"partition_index": 2, "committed_offset": 1, "committed_leader_epoch": -1,
-                        "committed_metadata": "m"}]}])
+        r = w.commit("cli-group", 2, 1, metadata="m")
         assert r.topics[0].partitions[0].error_code == ErrorCode.none
         w.close()
     finally:
@@ -73,10 +70,7 @@ def test_a_second_run_on_the_log_dir_goes_on_where_the_first_stopped(tmp_path):
         first = {t.name: t.topic_id for t in w.call("Metadata", 12, topics=None).topics}
         w.call("Produce", 9, acks=-1, timeout=1000, topic_data=[{"name": "orders", "partition_data": [
             {"index": 1, "records": encode_batch([(b"k", b"v0", 1_700_000_000_000)], base_offset=0)}]}])
-        r = w.call("OffsetCommit", 9, group_id="again", generation_id_or_member_epoch=-1, member_id="",
-                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
-                       {"partition_index": 1, "committed_offset": 1, "committed_leader_epoch": -1,
-                        "committed_metadata": ""}]}])
+        r = w.commit("again", 1, 1)
         assert r.topics[0].partitions[0].error_code == ErrorCode.none
         w.close()
     finally:

@@ -46,10 +46,7 @@ def still_serving(server) -> None:
     assert w.call("ApiVersions", 3, client_software_name="t", client_software_version="1").error_code == ErrorCode.none
     r = w.call("Metadata", 12, topics=None, allow_auto_topic_creation=False)
     assert {t.name for t in r.topics} >= {"orders"}
-    r = w.call("OffsetCommit", 9, group_id="after-fuzz", generation_id_or_member_epoch=-1, member_id="",
-               group_instance_id=None, topics=[{"name": "orders", "partitions": [
-                   {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
-                    "committed_metadata": ""}]}])
+    r = w.commit("after-fuzz", 0, 0)
     assert r.topics[0].partitions[0].error_code == ErrorCode.none
     w.close()
 

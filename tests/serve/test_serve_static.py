@@ -7,17 +7,9 @@ import time
 import pytest
 from serve_testing import written
 
-from kgroup import Cluster, Coordinator
 from kgroup.serve import Server
 
 ck = pytest.importorskip("confluent_kafka")
-
-
-@pytest.fixture
-def served():
-    s = Server(Coordinator(cluster=Cluster({"orders": 2}, seed=7), config={"group.initial.rebalance.delay.ms": 0})).start()
-    yield s
-    s.stop()
 
 
 def run_member(server: Server, protocol: str, group: str) -> set[int]:

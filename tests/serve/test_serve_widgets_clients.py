@@ -46,6 +46,20 @@ def consumers_of(server: Server):
             c.close()
 
 
+@contextmanager
+def served_owner(partitions: int):
+    """A recording server over "orders" (`partitions` partitions, FAST heartbeats) with KIP-848 consumer
+    A of group g owning every partition: yields (coordinator, server, join, A), `join` as in
+    `consumers_of`."""
+    coordinator = Coordinator(cluster=Cluster({"orders": partitions}, seed=7), config=FAST)
+    with Server(coordinator, record=True) as server:
+        with consumers_of(server) as join:
+            a = join("A")
+            wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == partitions, 20,
+                       f"A to own the {partitions} partitions")
+            yield coordinator, server, join, a
+
+
 def owned(c) -> frozenset:
     return frozenset((tp.topic, tp.partition) for tp in c.assignment())
 
@@ -89,23 +103,19 @@ def replay_by_hand(server: Server, group: str):
 
 
 def test_the_reconciliation_grid_shows_a_real_kip848_rebalance_as_the_coordinator_wrote_it():
-    coordinator = Coordinator(cluster=Cluster({"orders": 4}, seed=7), config=FAST)
-    with Server(coordinator, record=True) as server:
-        with consumers_of(server) as join:
-            a = join("A")
-            wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 4, 20, "A to own the 4 partitions")
-            b = join("B")
+    with served_owner(4) as (coordinator, server, join, a):
+        b = join("B")
 
-            def settled() -> bool:
-                for c in (a, b):
-                    c.poll(0.05)
-                if not (len(owned(a)) == 2 and len(owned(b)) == 2):
-                    return False
-                last = reconciliation_snapshots(server, "g")[-1]   # both said they own what they got
-                return len(last.members) == 2 and all(v.client_state == "stable" for v in last.members)
-            wait_until(settled, 25, "the group to split and both members to report it")
-            settled_at = len(reconciliation_snapshots(server, "g")) - 1
-            finals = {"A": owned(a), "B": owned(b)}
+        def settled() -> bool:
+            for c in (a, b):
+                c.poll(0.05)
+            if not (len(owned(a)) == 2 and len(owned(b)) == 2):
+                return False
+            last = reconciliation_snapshots(server, "g")[-1]   # both said they own what they got
+            return len(last.members) == 2 and all(v.client_state == "stable" for v in last.members)
+        wait_until(settled, 25, "the group to split and both members to report it")
+        settled_at = len(reconciliation_snapshots(server, "g")) - 1
+        finals = {"A": owned(a), "B": owned(b)}
     snaps = reconciliation_snapshots(server, "g")   # the leaves too (the server stopped: read here)
     expected = replay_by_hand(server, "g")
     assert len(snaps) == len(expected) > 4
@@ -141,39 +151,35 @@ def test_the_reconciliation_grid_shows_a_real_kip848_rebalance_as_the_coordinato
 
 
 def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
-    coordinator = Coordinator(cluster=Cluster({"orders": 2}, seed=7), config=FAST)
-    with Server(coordinator, record=True) as server:
-        with consumers_of(server) as join:
-            a = join("A")
-            wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
-            server.pause()
-            frozen = server.call(coordinator.now)
-            before = len(server.exchanges())
-            b = join("B")
-            stepped: list[str] = []
-            deadline = time.monotonic() + 25
+    with served_owner(2) as (coordinator, server, join, a):
+        server.pause()
+        frozen = server.call(coordinator.now)
+        before = len(server.exchanges())
+        b = join("B")
+        stepped: list[str] = []
+        deadline = time.monotonic() + 25
 
-            orders = coordinator.cluster.topic_id("orders")
+        orders = coordinator.cluster.topic_id("orders")
 
-            def group_settled() -> bool:
-                g = server.call(lambda: coordinator.groups["g"])
-                ms = list(g.members.values())
-                return len(ms) == 2 and all(m.member_epoch == g.group_epoch and not m.partitions_pending_revocation
-                                            and len(m.assigned_partitions.get(orders, ())) == 1 for m in ms)
-            while not (group_settled() and owned(b)) and time.monotonic() < deadline:
-                a.poll(0.02)
-                b.poll(0.02)
-                held = server.held()
-                if held:
-                    n = len(server.exchanges())
-                    server.step()
-                    wait_until(lambda: len(server.exchanges()) > n, 10, f"{held[0]} to be served")
-                    x = server.exchanges()[n]
-                    assert f"{x.client_id}: {x.api}" == held[0]   # the one let through, and only it
-                    stepped.append(held[0])
-            assert group_settled() and owned(b), stepped
-            assert server.call(coordinator.now) == frozen   # no clock moved while paused
-            server.resume()
+        def group_settled() -> bool:
+            g = server.call(lambda: coordinator.groups["g"])
+            ms = list(g.members.values())
+            return len(ms) == 2 and all(m.member_epoch == g.group_epoch and not m.partitions_pending_revocation
+                                        and len(m.assigned_partitions.get(orders, ())) == 1 for m in ms)
+        while not (group_settled() and owned(b)) and time.monotonic() < deadline:
+            a.poll(0.02)
+            b.poll(0.02)
+            held = server.held()
+            if held:
+                n = len(server.exchanges())
+                server.step()
+                wait_until(lambda: len(server.exchanges()) > n, 10, f"{held[0]} to be served")
+                x = server.exchanges()[n]
+                assert f"{x.client_id}: {x.api}" == held[0]   # the one let through, and only it
+                stepped.append(held[0])
+        assert group_settled() and owned(b), stepped
+        assert server.call(coordinator.now) == frozen   # no clock moved while paused
+        server.resume()
     assert "B: ConsumerGroupHeartbeat" in stepped and "A: ConsumerGroupHeartbeat" in stepped
     steps = reconciliation_snapshots(server, "g", since=before)
     heartbeats = [s for s in steps if s.kind == "heartbeat"]
@@ -190,39 +196,35 @@ def test_a_paused_server_steps_a_kip848_join_one_heartbeat_at_a_time():
 
 
 def test_paused_reconciliation_steps_from_its_button_and_redraws_the_grid():
-    coordinator = Coordinator(cluster=Cluster({"orders": 2}, seed=7), config=FAST)
-    with Server(coordinator, record=True) as server:
-        with consumers_of(server) as join:
-            a = join("A")
-            b = None   # until B joins (the poll loops below skip it)
-            wait_until(lambda: a.poll(0.05) is None and len(owned(a)) == 2, 20, "A to own both partitions")
-            server.pause("g")   # this group's requests only
-            walk = PausedReconciliation(server, "g", poll=lambda: [c.poll(0.01) for c in (a, b) if c is not None])
-            assert walk.view is None and "no heartbeat yet" in walk.to_html()
-            b = join("B")
-            wait_until(lambda: a.poll(0.02) is None and b.poll(0.02) is None and walk.held(), 10, "a held request")
-            walk.reload.click()
-            assert not walk.button.disabled and "held:" in walk.held_label.value
-            walk.button.click()   # what a person does in JupyterLab
-            assert len(walk.stepped) == 1
-            deadline = time.monotonic() + 25
+    with served_owner(2) as (coordinator, server, join, a):
+        b = None   # until B joins (the poll loops below skip it)
+        server.pause("g")   # this group's requests only
+        walk = PausedReconciliation(server, "g", poll=lambda: [c.poll(0.01) for c in (a, b) if c is not None])
+        assert walk.view is None and "no heartbeat yet" in walk.to_html()
+        b = join("B")
+        wait_until(lambda: a.poll(0.02) is None and b.poll(0.02) is None and walk.held(), 10, "a held request")
+        walk.reload.click()
+        assert not walk.button.disabled and "held:" in walk.held_label.value
+        walk.button.click()   # what a person does in JupyterLab
+        assert len(walk.stepped) == 1
+        deadline = time.monotonic() + 25
 
-            def settled() -> bool:
-                if walk.view is None:
-                    return False
-                last = walk.view.current
-                return len(last.members) == 2 and all(
-                    v.member_epoch == last.group_epoch and v.assigned == v.target and not v.revoking
-                    and v.client_state == "stable" for v in last.members)
-            while not settled() and time.monotonic() < deadline:
-                a.poll(0.02)
-                b.poll(0.02)
-                x = walk.step()
-                if x is not None and x.api == "ConsumerGroupHeartbeat":
-                    # the grid is at the heartbeat just stepped
-                    assert walk.view.current.consumer == x.client_id and walk.text().startswith("step ")
-            assert settled(), [f"{x.client_id}: {x.api}" for x in walk.stepped]
-            server.resume()
+        def settled() -> bool:
+            if walk.view is None:
+                return False
+            last = walk.view.current
+            return len(last.members) == 2 and all(
+                v.member_epoch == last.group_epoch and v.assigned == v.target and not v.revoking
+                and v.client_state == "stable" for v in last.members)
+        while not settled() and time.monotonic() < deadline:
+            a.poll(0.02)
+            b.poll(0.02)
+            x = walk.step()
+            if x is not None and x.api == "ConsumerGroupHeartbeat":
+                # the grid is at the heartbeat just stepped
+                assert walk.view.current.consumer == x.client_id and walk.text().startswith("step ")
+        assert settled(), [f"{x.client_id}: {x.api}" for x in walk.stepped]
+        server.resume()
     apis = [f"{x.client_id}: {x.api}" for x in walk.stepped]
     assert "B: ConsumerGroupHeartbeat" in apis and "A: ConsumerGroupHeartbeat" in apis
     assert {tp for v in walk.view.current.members for tp in v.assigned} == {("orders", 0), ("orders", 1)}

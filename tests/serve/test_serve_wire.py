@@ -326,10 +326,7 @@ def test_a_stopped_server_starts_again_with_its_state():
     for round_ in range(2):
         s.start()
         w = Wire(s)
-        r = w.call("OffsetCommit", 9, group_id="again", generation_id_or_member_epoch=-1, member_id="",
-                   group_instance_id=None, topics=[{"name": "orders", "partitions": [
-                       {"partition_index": 0, "committed_offset": round_, "committed_leader_epoch": -1,
-                        "committed_metadata": ""}]}])
+        r = w.commit("again", 0, round_)
         assert r.topics[0].partitions[0].error_code == ErrorCode.none
         w.close()
         s.stop()

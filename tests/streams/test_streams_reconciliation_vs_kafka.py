@@ -12,9 +12,7 @@ the command that enables them); under CI they must run.
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +23,8 @@ from kgroup.errors import KafkaError
 from kgroup.groups.modern import MemberState
 from kgroup.groups.streams.group import StreamsGroupMember
 from kgroup.groups.streams.reconciliation import reconcile
+
+from java_oracle import java_oracle
 
 JAVA_SOURCES = Path(__file__).parent / "java"
 STATES = {MemberState.STABLE: "STABLE", MemberState.UNREVOKED_PARTITIONS: "UNREVOKED_TASKS",
@@ -62,24 +62,8 @@ class Case:
 def kafka_reconcile():
     """Runs Kafka's CurrentAssignmentBuilder on a batch of cases (or a StreamsGroup on a batch of
     ownership inputs, given as the oracle's JSON): one result (or error) each."""
-    from kgroup.oracle.kafka import ENABLE_HINT, KafkaUnavailable, kafka_classpath
-    from kgroup.oracle.streams import java_classes
-    try:
-        classpath = f"{kafka_classpath()}{os.pathsep}{java_classes(JAVA_SOURCES)}"
-    except KafkaUnavailable as e:
-        if os.environ.get("CI"):
-            pytest.fail(f"{e} (CI is set, so the Kafka oracle tests must run)", pytrace=False)
-        pytest.skip(f"{e}; to run them: {ENABLE_HINT}")
-
-    def run(cases: list) -> list[dict]:
-        lines = "".join(json.dumps(c if isinstance(c, dict) else _to_json(c)) + "\n" for c in cases)
-        proc = subprocess.run(["java", "-cp", classpath, "StreamsReconciliationOracle"], input=lines,
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        out = [json.loads(line) for line in proc.stdout.splitlines()]
-        assert len(out) == len(cases), proc.stderr[-3000:]
-        return out
-    return run
+    return java_oracle(JAVA_SOURCES, "StreamsReconciliationOracle",
+                       lambda c: c if isinstance(c, dict) else _to_json(c))
 
 
 # -- JSON both sides speak ------------------------------------------------------------------

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from pathlib import Path
 
 import pytest
 
 from kgroup import Cluster, Coordinator
-from kgroup.cli import main
 from kgroup.clients import ConsumerGroupConsumer, Simulation
 from kgroup.tools import consumer_groups as cg, describe, list_groups, open_dump
 
-SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+from kgroup_testing import SAMPLES, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -25,12 +23,6 @@ def billing():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return open_dump(SAMPLES / "kip848-log-dir")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def header(text: str) -> list[str]:
@@ -55,7 +47,7 @@ STATE_VERBOSE = STATE[:5] + ["GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS
     (["--members"], MEMBERS), (["--members", "--verbose"], MEMBERS_VERBOSE),
     (["--state"], STATE), (["--state", "--verbose"], STATE_VERBOSE)])
 def test_describe_headers_are_kafkas(capsys, extra, expected):
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
                          "--group", "billing-app", *extra)
     assert code == 0, err
     assert header(out) == expected
@@ -74,7 +66,7 @@ def test_offsets_rows_have_lag_from_the_log_dir(billing):
 
 
 def test_offsets_table_lines_up_as_kafkas_printf(capsys):
-    code, out, _ = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
                        "--group", "billing-app")
     lines = out.split("\n")
     assert lines[0] == ""  # Kafka's format starts every line with "\n"
@@ -86,7 +78,7 @@ def test_offsets_table_lines_up_as_kafkas_printf(capsys):
 
 def test_missing_group_is_kafkas_message(capsys):
     # DescribeConsumerGroupTest.testDescribeNonExistingGroup
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--describe",
                          "--group", "missing.group")
     assert "Error: Consumer group 'missing.group' does not exist." in out
     assert code == 1 and "no such group in the dump: missing.group" in err
@@ -95,7 +87,7 @@ def test_missing_group_is_kafkas_message(capsys):
 @pytest.mark.parametrize("view", [[], ["--members"], ["--state"]])
 def test_empty_group_says_no_active_members_on_stderr(capsys, view):
     # DescribeConsumerGroupTest.testDescribeOffsetsOfExistingGroupWithNoMembers and friends
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "offsets"), "--describe", "--group",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "offsets"), "--describe", "--group",
                          "billing", *view)
     assert code == 0
     assert "\nConsumer group 'billing' has no active members.\n" in err
@@ -106,7 +98,7 @@ def test_empty_group_says_no_active_members_on_stderr(capsys, view):
 
 
 def test_static_members_get_the_group_instance_id_column(capsys):
-    code, out, _ = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--describe",
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--describe",
                        "--group", "orders-app", "--members")
     assert header(out) == ["GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS"]
     rows = [line.split() for line in out.strip().splitlines()[1:]]
@@ -114,18 +106,18 @@ def test_static_members_get_the_group_instance_id_column(capsys):
 
 
 def test_state_of_a_classic_group(capsys):
-    code, out, _ = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--describe",
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--describe",
                        "--group", "orders-app", "--state")
     assert out.strip().splitlines()[1].split() == ["orders-app", "__consumer_offsets-5", "(-)", "range", "Stable", "3"]
 
 
 def test_describe_options_are_checked_with_kafkas_words(capsys):
     dump = str(SAMPLES / "offsets")
-    code, _, err = run(capsys, "consumer-groups", "--dump", dump, "--describe")
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", dump, "--describe")
     assert code == 2 and "Option [describe] takes one of these options: [all-groups], [group]" in err
-    code, _, err = run(capsys, "consumer-groups", "--dump", dump, "--describe", "--group", "g", "--members", "--state")
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", dump, "--describe", "--group", "g", "--members", "--state")
     assert code == 2 and "takes at most one of these options" in err
-    code, _, err = run(capsys, "consumer-groups", "--dump", dump, "--list", "--describe")
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", dump, "--list", "--describe")
     assert code == 2 and "Command must include exactly one action" in err
 
 
@@ -133,26 +125,26 @@ def test_describe_options_are_checked_with_kafkas_words(capsys):
 
 def test_list_plain_and_filtered(capsys):
     dump = str(SAMPLES / "offsets")
-    code, out, _ = run(capsys, "consumer-groups", "--dump", dump, "--list")
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", dump, "--list")
     assert sorted(out.split()) == ["billing", "reports"]
     # ListConsumerGroupTest: GROUP [TYPE] [STATE], the group column 10 wider than the longest id (at least 15)
-    code, out, _ = run(capsys, "consumer-groups", "--dump", dump, "--list", "--type", "--state")
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", dump, "--list", "--type", "--state")
     lines = out.splitlines()
     assert lines[0].split() == ["GROUP", "TYPE", "STATE"] and lines[0].index("TYPE") == 26
     assert sorted(line.split() for line in lines[1:]) == [["billing", "Classic", "Empty"], ["reports", "Classic", "Empty"]]
-    code, out, _ = run(capsys, "consumer-groups", "--dump", dump, "--list", "--state", "stable")
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", dump, "--list", "--state", "stable")
     assert out.splitlines() == ["GROUP                     STATE               "]
-    code, out, _ = run(capsys, "consumer-groups", "--dump", dump, "--list", "--type", "consumer")
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", dump, "--list", "--type", "consumer")
     assert out.splitlines()[1:] == []
 
 
 def test_list_rejects_an_unknown_state_as_kafka_does(capsys):
-    code, _, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "offsets"), "--list", "--state", "bogus")
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "offsets"), "--list", "--state", "bogus")
     assert code == 2 and "Invalid state list 'bogus'. Valid states are: PreparingRebalance" in err
 
 
 def test_at_a_moment_before_the_group_formed(capsys):
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--at", "offset:0",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--at", "offset:0",
                          "--describe", "--group", "billing-app", "--members", "--verbose")
     assert header(out) == MEMBERS_VERBOSE
 
@@ -181,10 +173,10 @@ def test_live_coordinator_views_as_dataframes():
 
 
 def test_a_dump_without_metadata_says_why_kip848_partitions_are_missing(capsys):
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-upgrade"), "--describe",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-upgrade"), "--describe",
                          "--group", "shipping", "--members")
     assert code == 0
     assert "holds no cluster metadata: KIP-848 and share groups name topics by id" in err
     assert [r.split()[-1] for r in out.strip().splitlines()[1:]] == ["0", "0", "0"]
-    code, _, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--list")
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--list")
     assert "warning" not in err

@@ -8,25 +8,18 @@ Kafka's ResetConsumerGroupOffsetTest pins the round trip (testResetOffsetsExport
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
 
 from kgroup import Cluster, Coordinator
 from kgroup.admin import Admin, TopicPartition
-from kgroup.cli import main
 from kgroup.tools import open_dump
 from kgroup.tools.reset_offsets import (ResetPlan, earliest_committed, export_csv, format_dry_run, parse_reset_plan,
                                         plan_reset)
 
-SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+from kgroup_testing import SAMPLES, run_cli
+
 OFFSETS = str(SAMPLES / "offsets")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def committed_group(c: Coordinator, group: str, offsets: dict[tuple[str, int], int]) -> None:
@@ -93,7 +86,7 @@ def test_dry_run_is_kafkas_print_offsets_to_reset():
     ("2024-06-10T06:13:26Z", {("orders", 0): 150, ("orders", 1): 200, ("orders", 2): 300}),
     ("2024-06-10T06:14:00Z", {("orders", 0): 150, ("orders", 1): 250})])   # orders-2 deleted by then
 def test_to_committed_at_round_trips_through_from_file(capsys, when, expected):
-    code, out, err = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                          "--all-topics", "--to-committed-at", when, "--export")
     assert code == 0, err
     assert parse_reset_plan(out, ["billing"]) == {"billing": expected}
@@ -105,7 +98,7 @@ def test_to_committed_at_round_trips_through_from_file(capsys, when, expected):
 
 
 def test_partitions_without_a_commit_then_are_left_out_and_named(capsys):
-    code, out, err = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                          "--topic", "orders:0,1,5", "--to-committed-at", "2024-06-10T06:13:26Z", "--dry-run")
     assert code == 0
     rows = [line.split() for line in out.strip().splitlines()[1:]]
@@ -118,22 +111,22 @@ def test_earliest_committed_and_scenario_checks(capsys):
         warnings.simplefilter("ignore")
         c = open_dump(OFFSETS)
     assert earliest_committed(c, "billing") == {("orders", 0): 100, ("orders", 1): 200, ("orders", 2): 300}
-    code, out, _ = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                        "--all-topics", "--to-earliest-committed", "--export")
     assert parse_reset_plan(out, ["billing"]) == {"billing": {("orders", 0): 100, ("orders", 1): 200}}
-    code, _, err = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                        "--to-offset", "1")
     assert code == 2 and "One of the reset scopes should be defined: --all-topics, --topic." in err
-    code, _, err = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                        "--all-topics", "--to-offset", "1", "--shift-by", "1")
     assert code == 2 and "exactly one of these options" in err
-    code, _, err = run(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
+    code, _, err = run_cli(capsys, "consumer-groups", "--dump", OFFSETS, "--reset-offsets", "--group", "billing",
                        "--all-topics", "--to-offset", "1", "--execute")
     assert code == 2 and "never touches a cluster" in err
 
 
 def test_an_active_group_gets_a_warning_not_a_refusal(capsys):
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--reset-offsets",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "kip848-log-dir"), "--reset-offsets",
                          "--group", "billing-app", "--topic", "orders", "--shift-by", "-10", "--dry-run")
     assert code == 0
     assert "group 'billing-app' is Stable here: Kafka resets only inactive groups" in err

@@ -4,23 +4,15 @@ and on live groups of simulated clients; and every command's --help with Kafka's
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kgroup import Cluster, Coordinator
-from kgroup.cli import main
 from kgroup.clients import ShareConsumer, Simulation
 from kgroup.tools import describe, share_groups as sh
 
-SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+from kgroup_testing import SAMPLES, run_cli
+
 STREAMS = str(SAMPLES / "streams-app")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def lines(text: str) -> list[list[str]]:
@@ -38,18 +30,18 @@ def lines(text: str) -> list[list[str]]:
     (["--offsets", "--verbose"], ["GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LEADER-EPOCH", "LOG-END-OFFSET",
                                   "OFFSET-LAG"])])
 def test_streams_headers_are_kafkas(capsys, extra, expected):
-    code, out, err = run(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", *extra)
+    code, out, err = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", *extra)
     assert code == 0, err
     assert lines(out)[0] == expected
 
 
 def test_streams_members_tasks_and_epochs(capsys):
     # testDescribeStreamsGroupWithStateAndVerboseOptions: APP_ID, "", "", "Stable", epoch, epoch, #members
-    code, out, _ = run(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", "--state",
+    code, out, _ = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", "--state",
                        "--verbose")
     row = lines(out)[1]
     assert (row[0], row[3], row[4], row[5], row[6]) == ("clickstream", "Stable", "8", "8", "2")
-    code, out, _ = run(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", "--members",
+    code, out, _ = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream", "--members",
                        "--verbose")
     rows = out.splitlines()[1:]
     assert len(rows) == 2
@@ -63,23 +55,23 @@ def test_streams_members_tasks_and_epochs(capsys):
 
 
 def test_streams_offsets_name_the_active_tasks_input_partitions(capsys):
-    code, out, _ = run(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream")
+    code, out, _ = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "clickstream")
     topics = sorted((r[1], r[2]) for r in lines(out)[1:])
     assert topics == sorted([("clicks", str(p)) for p in range(4)]
                             + [("clickstream-by-user-repartition", str(p)) for p in range(4)])
 
 
 def test_streams_list_and_missing_group(capsys):
-    code, out, _ = run(capsys, "streams-groups", "--dump", STREAMS, "--list", "--state")
+    code, out, _ = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--list", "--state")
     assert lines(out) == [["GROUP", "STATE"], ["clickstream", "Stable"]]
-    code, out, err = run(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "nope", "--state")
+    code, out, err = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--describe", "--group", "nope", "--state")
     assert "Error: Streams group 'nope' does not exist." in out and code == 1
-    code, _, err = run(capsys, "streams-groups", "--dump", STREAMS, "--list", "--state", "PreparingRebalance")
+    code, _, err = run_cli(capsys, "streams-groups", "--dump", STREAMS, "--list", "--state", "PreparingRebalance")
     assert code == 2 and "Valid states are: Empty, NotReady, Assigning, Reconciling, Stable, Dead" in err
 
 
 def test_share_start_offsets_from_share_group_state(capsys):
-    code, out, err = run(capsys, "share-groups", "--dump", str(SAMPLES / "share-state"), "--describe", "--group",
+    code, out, err = run_cli(capsys, "share-groups", "--dump", str(SAMPLES / "share-state"), "--describe", "--group",
                          "queue-app", "--offsets", "--verbose")
     assert code == 0, err
     rows = lines(out)
@@ -126,14 +118,14 @@ def test_share_state_headers_are_kafkas(share_group):
     ("share-groups", ["--list", "--describe", "--group", "--all-groups", "--offsets", "--members", "--verbose",
                       "--state", "--timeline", "--dump", "--at"])])
 def test_help_names_kafkas_options(capsys, command, options):
-    code, out, _ = run(capsys, command, "--help")
+    code, out, _ = run_cli(capsys, command, "--help")
     assert code == 0
     for opt in options:
         assert opt in out, opt
 
 
 def test_timeline_one_block_per_change(capsys):
-    code, out, err = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--timeline",
+    code, out, err = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "static-rolling-restart"), "--timeline",
                          "--group", "orders-app")
     assert code == 0, err
     blocks = out.split("=== ")[1:]
@@ -150,7 +142,7 @@ def test_timeline_one_block_per_change(capsys):
 def test_timeline_keeps_transactions_as_the_coordinator_does(capsys):
     # transactions sample: 1000's offsets become visible at its COMMIT marker, 1001's ABORTed one
     # and 1002's open one never do
-    code, out, _ = run(capsys, "consumer-groups", "--dump", str(SAMPLES / "transactions"), "--timeline", "--group",
+    code, out, _ = run_cli(capsys, "consumer-groups", "--dump", str(SAMPLES / "transactions"), "--timeline", "--group",
                        "payments-app")
     heads = [b.splitlines()[0] for b in out.split("=== ")[1:]]
     assert [h.split(": ", 1)[1] for h in heads] == [
