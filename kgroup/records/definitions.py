@@ -150,6 +150,11 @@ _MEMBER_EPOCH_FIELDS = (
 )
 
 
+# KIP-1251: the assignment epoch of each partition (consumer groups) or active task (Streams groups),
+# aligned with Partitions; absent from records written before, where the member epoch stands in.
+_ASSIGNMENT_EPOCHS = F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None)
+
+
 # --- 3-8, 16: consumer groups (KIP-848) ------------------------------------------------------
 
 CONSUMER_GROUP_METADATA = _record(
@@ -198,8 +203,7 @@ _CG_TOPIC_PARTITIONS = S(
     "TopicPartitions",
     F("TopicId", "uuid"),
     F("Partitions", "[]int32"),
-    # KIP-1251: assignment epoch per partition, aligned with Partitions.
-    F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None),
+    _ASSIGNMENT_EPOCHS,
 )
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = _record(
     8, "ConsumerGroupCurrentMemberAssignment", _member_key,
@@ -331,36 +335,28 @@ STREAMS_GROUP_MEMBER_METADATA = _record(
 STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA = _record(
     20, "StreamsGroupTargetAssignmentMetadata", _group_key, *_TARGET_ASSIGNMENT_METADATA_FIELDS)
 
+def _tasks_tuple(task_ids: S, suffix: str = "") -> tuple[F, ...]:
+    """Kafka's TasksTuple as record fields: the active, standby and warm-up task lists."""
+    return tuple(F(f"{role}Tasks{suffix}", [task_ids]) for role in ("Active", "Standby", "Warmup"))
+
+
 _TASK_IDS = S(
     "TaskIds",
     F("SubtopologyId", "string"),
     F("Partitions", "[]int32"),
 )
 STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER = _record(
-    21, "StreamsGroupTargetAssignmentMember", _member_key,
-    F("ActiveTasks", [_TASK_IDS]),
-    F("StandbyTasks", [_TASK_IDS]),
-    F("WarmupTasks", [_TASK_IDS]),
-)
+    21, "StreamsGroupTargetAssignmentMember", _member_key, *_tasks_tuple(_TASK_IDS))
 
 _CURRENT_TASK_IDS = S(
     "TaskIds",
     F("SubtopologyId", "string"),
     F("Partitions", "[]int32"),
-    # The assignment epoch of each task, aligned with Partitions (as KIP-1251 for consumer groups;
-    # Kafka writes it for assigned active tasks only; absent: the member epoch stands in).
-    F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None),
+    _ASSIGNMENT_EPOCHS,  # Kafka writes it for active tasks only
 )
 STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT = _record(
     22, "StreamsGroupCurrentMemberAssignment", _member_key,
-    *_MEMBER_EPOCH_FIELDS,
-    F("ActiveTasks", [_CURRENT_TASK_IDS]),
-    F("StandbyTasks", [_CURRENT_TASK_IDS]),
-    F("WarmupTasks", [_CURRENT_TASK_IDS]),
-    F("ActiveTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-    F("StandbyTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-    F("WarmupTasksPendingRevocation", [_CURRENT_TASK_IDS]),
-)
+    *_MEMBER_EPOCH_FIELDS, *_tasks_tuple(_CURRENT_TASK_IDS), *_tasks_tuple(_CURRENT_TASK_IDS, "PendingRevocation"))
 
 _TOPIC_INFO = S(
     "TopicInfo",
