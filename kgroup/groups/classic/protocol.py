@@ -11,6 +11,7 @@ JoinGroup and SyncGroup answers wait in a `PendingResponse` until the phase comp
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from kgroup.errors import ErrorCode, KafkaError
@@ -238,20 +239,28 @@ def _reset_and_propagate_assignment_with_error(c: "Coordinator", group: ClassicG
 
 
 # ---------------------------------------------------------------------------------------
+# JoinGroup and SyncGroup answers Kafka holds back
+
+def answered_later(api_key: int, future_class: type[PendingResponse], waiting_for: str):
+    """Register `fn(c, req, version, future)` as the handler of a request Kafka may hold back until
+    the rebalance gets there (its purgatory): the handler's answer is a `future_class` that `fn`
+    completes now or leaves to a later request or timer (`waiting_for`: what it waits for, with
+    `{group_id}`); `fn` returns the records. Returns the handler."""
+    def register(fn):
+        @functools.wraps(fn)
+        def handler(c: "Coordinator", req: Any, version: int) -> Result:
+            future = future_class(api_key, version, waiting_for.format(group_id=repr(req.group_id)))
+            result = fn(c, req, version, future)
+            return Result(future, result.records, replay=result.replay, then=result.then)
+        return handles(api_key)(handler)
+    return register
+
+
+# ---------------------------------------------------------------------------------------
 # JoinGroup
 
-def _answered_later(future: PendingResponse, result: Result) -> Result:
-    """A handler's result whose answer is `future` (completed now, or when the rebalance gets there)."""
-    return Result(future, result.records, replay=result.replay, then=result.then)
-
-
-@handles(JOIN_GROUP)
-def join_group(c: "Coordinator", req: Any, version: int) -> Result:
-    future = _JoinFuture(JOIN_GROUP, version, f"the join phase of group {req.group_id!r} to complete")
-    return _answered_later(future, _join(c, req, version, future))
-
-
-def _join(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
+@answered_later(JOIN_GROUP, _JoinFuture, "the join phase of group {group_id} to complete")
+def join_group(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
     group_id, member_id = req.group_id, req.member_id
     session_ms = ms(req.session_timeout)
     rebalance = get(req, "rebalance_timeout")
@@ -453,13 +462,8 @@ def _join_existing_member(c: "Coordinator", group: ClassicGroup, r: _JoinRequest
 # ---------------------------------------------------------------------------------------
 # SyncGroup
 
-@handles(SYNC_GROUP)
-def sync_group(c: "Coordinator", req: Any, version: int) -> Result:
-    future = PendingResponse(SYNC_GROUP, version, f"the leader's assignment for group {req.group_id!r}")
-    return _answered_later(future, _sync(c, req, version, future))
-
-
-def _sync(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
+@answered_later(SYNC_GROUP, PendingResponse, "the leader's assignment for group {group_id}")
+def sync_group(c: "Coordinator", req: Any, version: int, future: PendingResponse) -> Result:
     group_id, member_id = req.group_id, req.member_id
     instance_id = get(req, "group_instance_id")
 
