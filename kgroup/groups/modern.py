@@ -18,7 +18,7 @@ import enum
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from kgroup.assignors.api import GroupSpec, PartitionAssignorException, subscription_type_of
 from kgroup.errors import ErrorCode, KafkaError
@@ -283,11 +283,17 @@ def partitions_of(assignment: Mapping[uuid.UUID, Any]) -> Assignment:
     return {t: frozenset(ps) for t, ps in assignment.items() if ps}
 
 
-class ModernGroup(Group):
+#: a type's member dataclass and what its target assignment holds for a member
+M = TypeVar("M")
+T = TypeVar("T")
+
+
+class ModernGroup(Group, Generic[M, T]):
     """The epochs, members and target assignment every KIP-848-style group keeps.
 
-    Subclasses hold their own member type; this class only needs `member_epoch`,
-    `state` (a `MemberState`) and `instance_id` on it. Each sets `kind`, its declaration
+    Subclasses name their member type and what a member's target is
+    (`ModernGroup[ConsumerGroupMember, Assignment]`); this class only needs `member_epoch`, `state`
+    (a `MemberState`) and `instance_id` on a member. Each sets `kind`, its declaration
     (`kgroup.groups.kinds`): what differs between the modern group types.
     """
 
@@ -305,11 +311,11 @@ class ModernGroup(Group):
         self.assignment_timestamp = 0
         self.metadata_hash = 0
         self.creation_time_ms = -1
-        self.members: dict[str, Any] = {}
+        self.members: dict[str, M] = {}
         #: instance id -> member id of static members
         self.static_members: dict[str, str] = {}
         #: member id -> target assignment
-        self.target_assignment: dict[str, Any] = {}
+        self.target_assignment: dict[str, T] = {}
         # Soft state (not persisted, as in Kafka): when the subscribed topics' metadata must
         # be checked again. A freshly loaded group checks it on its first heartbeat.
         self.metadata_refresh_deadline = 0

@@ -105,12 +105,10 @@ def topics_of(names: Iterable[str], regexes: Iterable[str], resolved: Mapping[st
     return out
 
 
-class ConsumerGroup(ModernGroup):
+class ConsumerGroup(ModernGroup[ConsumerGroupMember, Assignment]):
     """A KIP-848 consumer group."""
 
     kind = CONSUMER
-    members: dict[str, ConsumerGroupMember]
-    target_assignment: dict[str, Assignment]
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)

@@ -49,12 +49,10 @@ class ShareGroupMember(ModernMember):
                             assigned_partitions={})
 
 
-class ShareGroup(ModernGroup):
+class ShareGroup(ModernGroup[ShareGroupMember, Assignment]):
     """A KIP-932 share group."""
 
     kind = SHARE
-    members: dict[str, ShareGroupMember]
-    target_assignment: dict[str, Assignment]
 
     def __init__(self, group_id: str) -> None:
         super().__init__(group_id)

@@ -161,12 +161,10 @@ def task_label(task: TaskId) -> str:
 # ---------------------------------------------------------------------------------------
 # The group
 
-class StreamsGroup(ModernGroup):
+class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
     """A Streams group (KIP-1071)."""
 
     kind = STREAMS
-    members: dict[str, StreamsGroupMember]
-    target_assignment: dict[str, TaskSets]
 
     def __init__(self, group_id: str, cluster: Cluster | None = None) -> None:
         super().__init__(group_id)
