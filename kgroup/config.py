@@ -173,13 +173,19 @@ _RANGES = [
 ]
 
 
+def parse_int(value: Any) -> int:
+    """An integer given as an int or as its text (never a bool, which Python counts as an int);
+    ValueError for anything else. Configs and JSON dumps read their integers this way."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(value)
+    return int(value)
+
+
 def _coerce(setting: Setting, value: Any) -> Any:
     name = setting.name
     if setting.kind is int:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ConfigError(f"{name} must be an integer, got {value!r}")
         try:
-            value = int(value)
+            value = parse_int(value)
         except ValueError:
             raise ConfigError(f"{name} must be an integer, got {value!r}") from None
         if setting.at_least is not None and value < setting.at_least:

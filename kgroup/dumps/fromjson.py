@@ -16,6 +16,7 @@ import base64
 import binascii
 from typing import Any
 
+from kgroup.config import parse_int
 from kgroup.records import RECORD_TYPES, SHARE_STATE_RECORD_TYPES, UnsupportedVersionError, kafka_str_to_uuid
 from kgroup.records.records import CONSUMER_OFFSETS, SHARE_GROUP_STATE, CoordinatorRecord
 from kgroup.records.schema import Field, Struct
@@ -55,10 +56,8 @@ def record_class(record_type: int, topic: str = CONSUMER_OFFSETS) -> type[Coordi
 
 def _prim(elem: str, value: Any, f: Field, where: str) -> Any:
     if elem in _INT_RANGES:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise JsonRecordError(f"{where}: expected an integer, got {value!r}")
         try:
-            n = int(value)
+            n = parse_int(value)
         except ValueError:
             raise JsonRecordError(f"{where}: expected an integer, got {value!r}") from None
         lo, hi = _INT_RANGES[elem]
