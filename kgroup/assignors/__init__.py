@@ -77,12 +77,10 @@ from .fixed import FixedAssignor
 from .range import RangeAssignor
 from .uniform import UniformAssignor, java_hashset_order
 
-__all__ = [
-    "TopicId", "SubscriptionType", "MemberSubscription", "GroupSpec", "SubscribedTopicDescriber",
-    "TopicMetadata", "GroupAssignment", "PartitionAssignorException", "ServerAssignor",
-    "UniformAssignor", "RangeAssignor", "FixedAssignor", "SERVER_ASSIGNORS",
-    "get_server_assignor", "subscription_type_of", "java_hashset_order",
-]
+__all__ = ["TopicId", "SubscriptionType", "MemberSubscription", "GroupSpec", "SubscribedTopicDescriber",
+           "TopicMetadata", "GroupAssignment", "PartitionAssignorException", "ServerAssignor", "UniformAssignor",
+           "RangeAssignor", "FixedAssignor", "SERVER_ASSIGNORS", "get_server_assignor", "subscription_type_of",
+           "java_hashset_order"]
 
 #: The built-in server-side assignors by name, in the order of Kafka's
 #: ``group.consumer.assignors`` default: the first one is the default.

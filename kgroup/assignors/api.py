@@ -17,11 +17,8 @@ from typing import Protocol, runtime_checkable
 
 from kgroup.gcpause import gc_paused  # noqa: F401  (the assignors import it from here)
 
-__all__ = [
-    "TopicId", "SubscriptionType", "MemberSubscription", "GroupSpec",
-    "SubscribedTopicDescriber", "TopicMetadata", "GroupAssignment",
-    "PartitionAssignorException", "ServerAssignor", "subscription_type_of",
-]
+__all__ = ["TopicId", "SubscriptionType", "MemberSubscription", "GroupSpec", "SubscribedTopicDescriber",
+           "TopicMetadata", "GroupAssignment", "PartitionAssignorException", "ServerAssignor", "subscription_type_of"]
 
 TopicId = uuid.UUID
 

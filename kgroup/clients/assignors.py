@@ -29,11 +29,8 @@ from kgroup.log.partitioner import java_string_hashcode
 from kgroup.protocol.consumer_protocol import (Assignment, ConsumerProtocolError, Subscription,
                                                _group_by_topic, _Reader)
 
-__all__ = [
-    "RebalanceProtocol", "MemberSubscription", "ClientAssignor", "RangeAssignor",
-    "RoundRobinAssignor", "StickyAssignor", "CooperativeStickyAssignor", "ASSIGNORS",
-    "get_assignor",
-]
+__all__ = ["RebalanceProtocol", "MemberSubscription", "ClientAssignor", "RangeAssignor", "RoundRobinAssignor",
+           "StickyAssignor", "CooperativeStickyAssignor", "ASSIGNORS", "get_assignor"]
 
 TP = tuple[str, int]
 DEFAULT_GENERATION = -1

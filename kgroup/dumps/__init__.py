@@ -37,9 +37,6 @@ from .reader import open_dump, read_dump
 from .render import render_dump_log, render_jsonl
 from .replay import ReplayStats, describe_groups, describe_share_partitions, replay
 
-__all__ = [
-    "DumpEntry", "DumpProblem", "DumpReport", "DumpError", "BatchInfo", "JsonRecordError",
-    "read_dump", "open_dump", "render_jsonl", "render_dump_log", "record_from_json",
-    "replay", "describe_groups", "describe_share_partitions", "ReplayStats", "ClusterMetadata",
-    "read_cluster_metadata",
-]
+__all__ = ["DumpEntry", "DumpProblem", "DumpReport", "DumpError", "BatchInfo", "JsonRecordError", "read_dump",
+           "open_dump", "render_jsonl", "render_dump_log", "record_from_json", "replay", "describe_groups",
+           "describe_share_partitions", "ReplayStats", "ClusterMetadata", "read_cluster_metadata"]

@@ -46,14 +46,8 @@ from kgroup.cluster import UnknownTopicError
 if TYPE_CHECKING:
     from kgroup.cluster import Cluster
 
-__all__ = [
-    "TOPIC_HASH_MAGIC_BYTE",
-    "TopicHashCache",
-    "group_metadata_hash",
-    "metadata_hash",
-    "topic_hash",
-    "topic_hash_bytes",
-]
+__all__ = ["TOPIC_HASH_MAGIC_BYTE", "TopicHashCache", "group_metadata_hash", "metadata_hash", "topic_hash",
+           "topic_hash_bytes"]
 
 #: Kafka's `Utils.TOPIC_HASH_MAGIC_BYTE`: the version of the topic hash layout.
 TOPIC_HASH_MAGIC_BYTE = 0

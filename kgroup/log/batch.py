@@ -20,30 +20,11 @@ from crc32c import crc32c
 
 from . import legacy
 from .compression import Compression, CompressionError, compress, decompress
-from .model import (
-    ATTR_CONTROL,
-    ATTR_DELETE_HORIZON,
-    ATTR_TIMESTAMP_TYPE,
-    ATTR_TRANSACTIONAL,
-    NO_SEQUENCE,
-    BadBatch,
-    ControlType,
-    CorruptBatch,
-    CorruptBatchError,
-    LogRecord,
-    RecordBatch,
-    TimestampType,
-)
+from .model import (ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, NO_SEQUENCE, BadBatch,
+                    ControlType, CorruptBatch, CorruptBatchError, LogRecord, RecordBatch, TimestampType)
 
-__all__ = [
-    "encode_batch",
-    "encode_control_batch",
-    "encode_records",
-    "read_batches",
-    "iter_records",
-    "V2_HEADER_SIZE",
-    "LOG_OVERHEAD",
-]
+__all__ = ["encode_batch", "encode_control_batch", "encode_records", "read_batches", "iter_records", "V2_HEADER_SIZE",
+           "LOG_OVERHEAD"]
 
 LOG_OVERHEAD = 12  # baseOffset int64 + batchLength int32
 V2_HEADER_SIZE = 61

@@ -12,20 +12,9 @@ from typing import NamedTuple
 
 from .compression import Compression
 
-__all__ = [
-    "TimestampType",
-    "ControlType",
-    "ControlMarker",
-    "LogRecord",
-    "RecordBatch",
-    "CorruptBatch",
-    "CorruptBatchError",
-    "NO_PRODUCER_ID",
-    "NO_PRODUCER_EPOCH",
-    "NO_SEQUENCE",
-    "NO_TIMESTAMP",
-    "NO_PARTITION_LEADER_EPOCH",
-]
+__all__ = ["TimestampType", "ControlType", "ControlMarker", "LogRecord", "RecordBatch", "CorruptBatch",
+           "CorruptBatchError", "NO_PRODUCER_ID", "NO_PRODUCER_EPOCH", "NO_SEQUENCE", "NO_TIMESTAMP",
+           "NO_PARTITION_LEADER_EPOCH"]
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1

@@ -11,17 +11,8 @@ import base64
 import functools
 import uuid
 
-__all__ = [
-    "java_string_hashcode",
-    "java_abs",
-    "partition_for",
-    "share_state_partition_for",
-    "share_partition_key",
-    "kafka_uuid_str",
-    "parse_kafka_uuid",
-    "DEFAULT_OFFSETS_PARTITIONS",
-    "DEFAULT_SHARE_STATE_PARTITIONS",
-]
+__all__ = ["java_string_hashcode", "java_abs", "partition_for", "share_state_partition_for", "share_partition_key",
+           "kafka_uuid_str", "parse_kafka_uuid", "DEFAULT_OFFSETS_PARTITIONS", "DEFAULT_SHARE_STATE_PARTITIONS"]
 
 DEFAULT_OFFSETS_PARTITIONS = 50  # offsets.topic.num.partitions
 DEFAULT_SHARE_STATE_PARTITIONS = 50  # share.coordinator.state.topic.num.partitions

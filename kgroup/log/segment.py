@@ -19,19 +19,9 @@ from pathlib import Path
 from .batch import read_batches
 from .model import CorruptBatch, RecordBatch
 
-__all__ = [
-    "segment_file_name",
-    "parse_segment_file_name",
-    "write_segment",
-    "read_segment",
-    "read_partition_dir",
-    "partition_dir_name",
-    "parse_partition_dir_name",
-    "build_indexes",
-    "read_offset_index",
-    "read_time_index",
-    "INDEX_INTERVAL_BYTES",
-]
+__all__ = ["segment_file_name", "parse_segment_file_name", "write_segment", "read_segment", "read_partition_dir",
+           "partition_dir_name", "parse_partition_dir_name", "build_indexes", "read_offset_index", "read_time_index",
+           "INDEX_INTERVAL_BYTES"]
 
 INDEX_INTERVAL_BYTES = 4096
 _OFFSET_ENTRY = struct.Struct(">ii")

@@ -24,10 +24,7 @@ from kio.static.primitive import i32Timedelta, i64Timedelta
 
 from kgroup.protocol import schema
 
-__all__ = [
-    "API_KEYS", "api_name", "build", "request", "response_class", "supported_versions",
-    "get", "ms", "to_data",
-]
+__all__ = ["API_KEYS", "api_name", "build", "request", "response_class", "supported_versions", "get", "ms", "to_data"]
 
 #: "OffsetFetch" -> 9, and so on for every API kio knows and those `kgroup.protocol.schema` adds.
 _API_KEY_MAP = {**api_key_map, **schema.API_NAMES}

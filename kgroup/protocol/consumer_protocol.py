@@ -32,11 +32,9 @@ from typing import Any, Iterable
 
 from kgroup.javaorder import java_spread_hash
 
-__all__ = [
-    "ConsumerProtocolError", "Subscription", "Assignment", "HIGHEST_VERSION",
-    "encode_subscription", "decode_subscription", "encode_assignment", "decode_assignment",
-    "subscription_json", "assignment_json", "expand_group_metadata_json",
-]
+__all__ = ["ConsumerProtocolError", "Subscription", "Assignment", "HIGHEST_VERSION", "encode_subscription",
+           "decode_subscription", "encode_assignment", "decode_assignment", "subscription_json", "assignment_json",
+           "expand_group_metadata_json"]
 
 #: Highest ConsumerProtocolSubscription / ConsumerProtocolAssignment version (Kafka 3.5+, KIP-881).
 HIGHEST_VERSION = 3
