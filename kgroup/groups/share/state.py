@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kgroup import records as R
 from kgroup.errors import ErrorCode, KafkaError
@@ -21,8 +21,6 @@ from kgroup.runtime import Result, on_metadata_update
 
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
-
-    from .group import ShareGroup
 
 #: the persister in `Coordinator.soft_state` (see `persister`)
 PERSISTER_KEY = "share.persister"
@@ -197,7 +195,14 @@ def delete_share_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUI
     return errors
 
 
-def delete_request(c: "Coordinator", group: "ShareGroup") -> tuple[list, dict[uuid.UUID, str]]:
+class WithStateMetadata(Protocol):
+    """What the deletion of a group's share state reads of it (a `ShareGroup`)."""
+
+    group_id: str
+    state_metadata: "StatePartitionMetadata"
+
+
+def delete_request(c: "Coordinator", group: WithStateMetadata) -> tuple[list, dict[uuid.UUID, str]]:
     """Kafka's `shareGroupBuildPartitionDeleteRequest`: the topics whose share-partitions a deleted
     group must forget (initialised, initialising, and those still being deleted whose topic the
     cluster still has), and record 15 with every one of them, and those only, deleting.
@@ -223,7 +228,7 @@ def delete_group_state(c: "Coordinator", group_id: str, topics: Mapping[uuid.UUI
     return next((code for code in errors.values() if code != ErrorCode.none), ErrorCode.none)
 
 
-def before_delete_group(c: "Coordinator", group: "ShareGroup") -> list:
+def before_delete_group(c: "Coordinator", group: WithStateMetadata) -> list:
     """A share group deleted in one go (the periodic clean-up, kip profile): its durable state is
     deleted first, then record 15 marks it deleting; an error keeps the group."""
     records, topics = delete_request(c, group)
