@@ -152,6 +152,9 @@ def consumer_group(c: "Coordinator", group_id: str) -> ConsumerGroup:
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool, records: list) -> ConsumerGroup:
     """Kafka's `getOrMaybeCreateConsumerGroup`: a new group lives only in the handler until
     its records are replayed; an empty classic group is replaced, a non-empty one upgraded."""
+    group = c.groups.get(group_id)
+    if isinstance(group, ConsumerGroup):
+        return group  # the common case, before anything else is built
     def from_classic(group: ClassicGroup) -> ConsumerGroup:
         if group.is_empty():
             records.extend(group.tombstones())

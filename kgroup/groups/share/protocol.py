@@ -115,6 +115,9 @@ def share_group_heartbeat(c: "Coordinator", req: Any, version: int) -> Result:
 def get_or_maybe_create_group(c: "Coordinator", group_id: str, create: bool) -> ShareGroup:
     """Kafka's `getOrMaybeCreateShareGroup`: a new group lives only in the handler until its
     records are replayed; any other group type is GROUP_ID_NOT_FOUND."""
+    group = c.groups.get(group_id)
+    if isinstance(group, ShareGroup):
+        return group  # the common case, before anything else is built
     return SHARE.get_or_maybe_create(c, group_id, create, lambda: ShareGroup(group_id))
 
 

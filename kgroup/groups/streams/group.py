@@ -196,6 +196,8 @@ class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
         #: Kafka 4.4.0's refined assignment kept for one assignment epoch (`refined_share`; `kafka`
         #: profile), in memory only as in Kafka: (epoch, the shares moved in it, None: taken away)
         self.refined: tuple[int, dict[str, TaskSets | None]] | None = None
+        #: a share was ever moved in it: until then every member of a Stable group holds its target
+        self.refined_moved = False
         self.rebalances = 0
         self._configured: tuple[Any, Cluster, ConfiguredTopology] | None = None
 
@@ -322,6 +324,7 @@ class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
             self.shutdown_requested_by = other.shutdown_requested_by
         if self.refined is None:
             self.refined = other.refined
+            self.refined_moved = other.refined_moved
 
     def refined_share(self, epoch: int, member_id: str, target: Mapping[str, TaskSets], keep: bool,
                       replaced_id: str | None = None) -> TaskSets:
@@ -338,6 +341,7 @@ class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
             if not keep:
                 return moves.get(member_id) or target.get(member_id, EMPTY_TASKS)
             self.refined = (epoch, moves)
+            self.refined_moved = self.refined_moved or bool(moves)
         moves = self.refined[1]
         if member_id in moves:
             return moves[member_id] or EMPTY_TASKS
@@ -358,6 +362,7 @@ class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
         if share is not None:
             moves[new_member_id] = share
             moves[old_member_id] = None
+            self.refined_moved = True
 
     def end_offsets(self) -> dict[TaskId, int]:
         """Task changelog end offsets known anywhere in the group (the largest report wins)."""

@@ -148,6 +148,9 @@ def get_or_create_group(c: "Coordinator", group_id: str, create: bool, records: 
     """Kafka's `getOrMaybeCreateStreamsGroup`: a new group lives in the handler until its
     records are replayed; an empty classic group gives way; under `kip` a classic group with
     members is converted (KIP-1071 online migration; its members get `topology_epoch`)."""
+    group = c.groups.get(group_id)
+    if isinstance(group, StreamsGroup):
+        return group  # the common case, before anything else is built
     def from_classic(group: Any) -> StreamsGroup | None:
         if group.is_empty():
             records.extend(group.tombstones())
@@ -530,13 +533,14 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
                  or validated != group.validated_topology_epoch or other_configs_changed)
     # Kafka 4.4.0, in a Stable group with nothing to recompute: the refined assignment is taken
     # afresh from the target, and a member holding other tasks than its share gets a new epoch
-    # with no new target (only after a refused claim took a share away: `relabel_refined`). The
-    # group's state (a pass over its members) is asked only when the answer could change something.
+    # with no new target (only after a refused claim took a share away: `relabel_refined`). Asked
+    # only once a share was ever moved (before, a Stable group's members all hold their targets), and
+    # the group's state (a pass over its members) only when the answer could change something.
     kept = c.profile.streams_kept_refined_assignment
     fresh = None
-    if kept and not recompute and (group.target_assignment.get(member_id, EMPTY_TASKS) != updated.assigned
-                                   or (group.refined is not None and group.refined[1])) \
-            and group.state == StreamsGroupState.STABLE:
+    if kept and not recompute and group.refined_moved and (
+            group.target_assignment.get(member_id, EMPTY_TASKS) != updated.assigned
+            or (group.refined is not None and group.refined[1])) and group.state == StreamsGroupState.STABLE:
         fresh = group.target_assignment
     refine_only = fresh is not None and fresh.get(member_id, EMPTY_TASKS) != updated.assigned
     if recompute or refine_only:
@@ -578,8 +582,11 @@ def advance_member(c: "Coordinator", group: StreamsGroup, member: StreamsGroupMe
         # id (the review's `fromLastTargetAssignment` point).
         target = target_all.get(replaced.member_id)
     target = target if target is not None else EMPTY_TASKS
-    if kept:
-        # Kafka 4.4.0 reconciles towards the refined assignment of the epoch (`refined_share`)
+    kept_map = group.refined
+    if kept and (replaced is not None or fresh is not None or kept_map is None or kept_map[0] != target_epoch
+                 or kept_map[1] or delayed == INITIAL_REBALANCE_DELAY):
+        # Kafka 4.4.0 reconciles towards the refined assignment of the epoch (`refined_share`). (A
+        # steady heartbeat finds the epoch's kept map with nothing moved in it: its share is its target.)
         keep = int((settings_ or settings(c, group_id)).num_warmup_replicas) > 0
         if fresh is not None:
             if keep:   # taken afresh in a Stable group, and kept for the epoch
