@@ -5,11 +5,12 @@ members, a target assignment, the same five records per group (metadata, member 
 target-assignment metadata, target-assignment member, current member assignment) and the same
 replay rules (`modern.py`, `modern_replay.py`). Each type *declares* itself here: its record
 family, the bytes it persists a member's state with, its APIs, Kafka's words for it, and what its
-assignment and membership are. Everything a reader needs to tell the three apart is in `KINDS`;
-`table()` prints it (the README's Design section shows that table).
+assignment and membership are. Everything a reader needs to tell the three apart is the table
+`_DECLARED` below, one row per question read across the three; `table()` prints it (the README's
+Design section shows it).
 
-Adding a group type is filling in one more `ModernGroupKind` and the per-type parts it names
-(its member dataclass, how a record's value becomes a member, its heartbeat).
+Adding a group type is one more column there and the per-type parts it names (its member
+dataclass, how a record's value becomes a member, its heartbeat).
 """
 from __future__ import annotations
 
