@@ -150,6 +150,14 @@ _MEMBER_EPOCH_FIELDS = (
 )
 
 
+# The consumer and Streams member records (5, 19) begin alike: who the member is.
+_MEMBER_IDENTITY_FIELDS = (
+    F("InstanceId", "string", nullable="0+"),
+    F("RackId", "string", nullable="0+"),
+    F("ClientId", "string"),
+    F("ClientHost", "string"),
+)
+
 # KIP-1251: the assignment epoch of each partition (consumer groups) or active task (Streams groups),
 # aligned with Partitions; absent from records written before, where the member epoch stands in.
 _ASSIGNMENT_EPOCHS = F("AssignmentEpochs", "[]int32", nullable="0+", tag=0, default=None)
@@ -178,10 +186,7 @@ _CLASSIC_MEMBER_METADATA = S(
 )
 CONSUMER_GROUP_MEMBER_METADATA = _record(
     5, "ConsumerGroupMemberMetadata", _member_key,
-    F("InstanceId", "string", nullable="0+"),
-    F("RackId", "string", nullable="0+"),
-    F("ClientId", "string"),
-    F("ClientHost", "string"),
+    *_MEMBER_IDENTITY_FIELDS,
     F("SubscribedTopicNames", "[]string"),
     F("SubscribedTopicRegex", "string", nullable="0+"),
     F("RebalanceTimeoutMs", "int32", default=-1),
@@ -314,10 +319,7 @@ STREAMS_GROUP_PARTITION_METADATA = _record(18, "StreamsGroupPartitionMetadata", 
 
 STREAMS_GROUP_MEMBER_METADATA = _record(
     19, "StreamsGroupMemberMetadata", _member_key,
-    F("InstanceId", "string", nullable="0+"),
-    F("RackId", "string", nullable="0+"),
-    F("ClientId", "string"),
-    F("ClientHost", "string"),
+    *_MEMBER_IDENTITY_FIELDS,
     F("RebalanceTimeoutMs", "int32", default=-1),
     F("TopologyEpoch", "int32"),
     F("ProcessId", "string"),

@@ -49,8 +49,8 @@ from .timers import cancel_timers, rebalance_key, session_key
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
-CONSUMER_GROUP_HEARTBEAT = 68
-CONSUMER_GROUP_DESCRIBE = 69
+CONSUMER_GROUP_HEARTBEAT = CONSUMER.heartbeat_api
+CONSUMER_GROUP_DESCRIBE = CONSUMER.describe_api
 #: Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`: a group's regexes are resolved at most this often.
 REGEX_BATCH_REFRESH_MIN_INTERVAL_MS = 10_000
 #: `ConsumerGroupHeartbeat` v1 requires the client to generate its member id (KIP-1082).

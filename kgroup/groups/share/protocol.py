@@ -41,8 +41,8 @@ from .state import (PERSISTER_KEY, InitTopic, StatePartitionMetadata, initialize
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
-SHARE_GROUP_HEARTBEAT = 76
-SHARE_GROUP_DESCRIBE = 77
+SHARE_GROUP_HEARTBEAT = SHARE.heartbeat_api
+SHARE_GROUP_DESCRIBE = SHARE.describe_api
 #: Kafka's `group.share.initialize.retry.interval.ms` default: share-partitions still
 #: "initializing" after this long are initialised again by the next heartbeat.
 INITIALIZE_RETRY_INTERVAL_MS = 30_000

@@ -334,15 +334,14 @@ class StreamsGroup(ModernGroup[StreamsGroupMember, TaskSets]):
         replicas configured (`keep`) the map an epoch first saw is kept for the rest of that epoch,
         so a share moved in it (`relabel_refined`) stays moved. kgroup keeps only the moves (a steady
         heartbeat must not copy the group)."""
-        if self.refined is None or self.refined[0] != epoch:
-            moves: dict[str, TaskSets | None] = {}
-            if replaced_id is not None and replaced_id in target:
-                moves = {member_id: target[replaced_id], replaced_id: None}
-            if not keep:
-                return moves.get(member_id) or target.get(member_id, EMPTY_TASKS)
-            self.refined = (epoch, moves)
-            self.refined_moved = self.refined_moved or bool(moves)
-        moves = self.refined[1]
+        if self.refined is not None and self.refined[0] == epoch:
+            moves = self.refined[1]
+        else:
+            moves = {member_id: target[replaced_id], replaced_id: None} \
+                if replaced_id is not None and replaced_id in target else {}
+            if keep:
+                self.refined = (epoch, moves)
+                self.refined_moved = self.refined_moved or bool(moves)
         if member_id in moves:
             return moves[member_id] or EMPTY_TASKS
         return target.get(member_id, EMPTY_TASKS)

@@ -48,8 +48,8 @@ from .topology import Topology, task_ids_valid, validate as validate_topology
 if TYPE_CHECKING:
     from kgroup.coordinator import Coordinator
 
-STREAMS_GROUP_HEARTBEAT = 88
-STREAMS_GROUP_DESCRIBE = 89
+STREAMS_GROUP_HEARTBEAT = STREAMS.heartbeat_api
+STREAMS_GROUP_DESCRIBE = STREAMS.describe_api
 STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE = 93
 
 
