@@ -258,6 +258,25 @@ def _cooperative_subscription(text: str | None) -> Any:
             "owned, generation, user data": "<the client's view when it joined>"}
 
 
+def _cooperative_assignment(text: str | None, subscription: str | None) -> Any:
+    """A cooperative-sticky member's assignment with its user data named when it is the member's
+    own subscription user data echoed back (librdkafka's leader does that): it is then the
+    client's view when it joined, like the subscription's. Any other user data stays as it is."""
+    import base64
+    from kgroup.protocol.consumer_protocol import decode_assignment, decode_subscription
+    if not text or not subscription:
+        return text
+    try:
+        assigned, version = decode_assignment(base64.b64decode(text))
+        sub, _ = decode_subscription(base64.b64decode(subscription))
+    except ValueError:
+        return text
+    if assigned.user_data != sub.user_data:
+        return text
+    return {"version": version, "partitions": [list(tp) for tp in assigned.partitions],
+            "user data": "<the member's subscription user data, echoed>"}
+
+
 def _streams_subscription(text: str | None, names: "_Names") -> Any:
     """A classic Kafka Streams member's subscription (base64) with the random process id in its
     SubscriptionInfo named like the Streams records' process ids, the bytes otherwise kept."""
@@ -346,6 +365,7 @@ def records_by_group(entries: Iterable[Any], groups: set[str], *, timer_commits:
                     m["subscription"] = _streams_subscription(m.get("subscription"), names)
             if isinstance(members, list) and d["value"]["data"].get("protocol") == "cooperative-sticky":
                 for m in members:
+                    m["assignment"] = _cooperative_assignment(m.get("assignment"), m.get("subscription"))
                     m["subscription"] = _cooperative_subscription(m.get("subscription"))
             if isinstance(members, list) and members and isinstance(members[0], dict):
                 members.sort(key=lambda m: json.dumps(m, sort_keys=True))

@@ -94,3 +94,30 @@ def test_a_cooperative_members_view_at_join_is_not_compared_but_its_topics_are()
     other = b64(Subscription(("payments",), generation_id=-1))
     assert _cooperative_subscription(before) == _cooperative_subscription(after)
     assert _cooperative_subscription(before) != _cooperative_subscription(other)
+
+
+def test_a_cooperative_leader_echoing_a_members_user_data_is_that_members_view_at_join():
+    """librdkafka's leader writes each member's subscription user data back into its assignment,
+    so the assignment carries the member's view at join too (CI: c2's gen-3 assignment held an
+    empty user data against Kafka and [] + generation 2 against kgroup). The partitions are still
+    compared, and user data the leader did not echo stays as it is."""
+    import base64
+
+    from kgroup.oracle.compare import _cooperative_assignment
+    from kgroup.protocol.consumer_protocol import Assignment, Subscription, encode_assignment, encode_subscription
+
+    def b64(raw):
+        return base64.b64encode(raw).decode()
+
+    def joined(user_data):
+        return b64(encode_subscription(Subscription(("orders",), user_data=user_data), 3))
+
+    def assigned(partitions, user_data):
+        return b64(encode_assignment(Assignment(partitions, user_data), 0))
+    early, late = bytes(0), bytes(7) + b"\x02"
+    assert (_cooperative_assignment(assigned([("orders", 0)], early), joined(early))
+            == _cooperative_assignment(assigned([("orders", 0)], late), joined(late)))
+    assert (_cooperative_assignment(assigned([("orders", 0)], early), joined(early))
+            != _cooperative_assignment(assigned([("orders", 1)], early), joined(early)))
+    not_echoed = assigned([("orders", 0)], b"leader's own")
+    assert _cooperative_assignment(not_echoed, joined(early)) == not_echoed
