@@ -10,14 +10,14 @@ import json
 from typing import Any
 
 from kgroup.errors import ErrorCode
+from kgroup.groups.streams.configuration import Status
 from kgroup.protocol import to_data
 from kgroup.runtime import PendingResponse
 from widgets.protocol_bytes import decode_assignment, decode_entity, decode_subscription, plain
 from widgets.stepper_diff import _PRESENT, _fmt
 
 #: Streams heartbeat status codes (KIP-1071, StreamsGroupHeartbeatResponse.Status)
-STREAMS_STATUS = {0: "STALE_TOPOLOGY", 1: "MISSING_SOURCE_TOPICS", 2: "INCORRECTLY_PARTITIONED_TOPICS",
-                  3: "MISSING_INTERNAL_TOPICS", 4: "SHUTDOWN_APPLICATION", 5: "ASSIGNMENT_DELAYED"}
+STREAMS_STATUS = {s.value: s.name for s in Status}
 
 
 # --- the request and its answer in full: indented JSON, error codes by name ---------------------

@@ -291,3 +291,12 @@ def test_topology_description_update_is_refused_without_a_plugin():
                          topology_epoch=0, topology_description={"subtopologies": [], "global_stores": []}))
     assert r.error_code == E.unsupported_version
     assert r.error_message == "The broker has no streams group topology description plugin configured."
+
+
+def test_a_kafka_answer_with_missing_client_tags_reads_by_name_in_the_stepper():
+    """Kafka 4.4's status 6 (rack-aware standby tags; kgroup assigns no tags and never sends it):
+    a recorded answer from a Kafka broker still reads by name, not as a bare number."""
+    from widgets.stepper_words import describe_response
+    answer = build(response_class("StreamsGroupHeartbeat", 1),
+                   {**ANSWER, "status": [{"status_code": 6, "status_detail": "client tags [zone] missing"}]})
+    assert "status MISSING_CLIENT_TAGS (client tags [zone] missing)" in describe_response(answer)

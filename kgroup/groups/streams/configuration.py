@@ -40,6 +40,9 @@ class Status(enum.IntEnum):
     MISSING_INTERNAL_TOPICS = 3
     SHUTDOWN_APPLICATION = 4
     ASSIGNMENT_DELAYED = 5  # Kafka only (profile flag streams_assignment_delayed_status)
+    # Kafka 4.4: rack-aware standby placement's client tags; kgroup assigns no tags so never answers
+    # it, but a recorded answer from a Kafka broker is read by name
+    MISSING_CLIENT_TAGS = 6
 
 
 @dataclass(frozen=True)
