@@ -73,7 +73,9 @@ def test_a_group_consumes_and_commits(served, protocol):
     conf = {"bootstrap.servers": served.bootstrap, "group.id": f"g-{protocol}", "auto.offset.reset": "earliest",
             "enable.auto.commit": False, "group.protocol": protocol}
     if protocol == "classic":
-        conf |= {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
+        # Kafka's default session timeout (the server shares a Python process with the test, so a
+        # loaded CI machine can hold its loop back for seconds), heartbeats often to see rebalances
+        conf |= {"session.timeout.ms": 45_000, "heartbeat.interval.ms": 500}
     members = [ck.Consumer({**conf, "client.id": f"m{i}"}) for i in range(2)]
     try:
         for m in members:
@@ -86,11 +88,14 @@ def test_a_group_consumes_and_commits(served, protocol):
                 if msg is not None and msg.error() is None:
                     got.append(msg)
             # done when the group is split and each member read its partitions to the end (a
-            # partition may have moved after another member read it: it is read again)
-            if all(m.assignment() and all(tp.offset == 10 for tp in m.position(m.assignment()))
-                   for m in members):
+            # partition may have moved after another member read it: it is read again); one
+            # snapshot of both assignments, so a member still holding an older generation's
+            # partitions (not yet told of the rebalance) does not end the wait
+            held = [m.assignment() for m in members]
+            assignments = [{tp.partition for tp in h} for h in held]
+            if (all(assignments) and not assignments[0] & assignments[1]
+                    and all(tp.offset == 10 for m, h in zip(members, held) for tp in m.position(h))):
                 break
-        assignments = [{tp.partition for tp in m.assignment()} for m in members]
         assert {msg.value() for msg in got} == {b"value-%d" % i for i in range(30)}
         assert sorted(len(a) for a in assignments) == [1, 2] and assignments[0] | assignments[1] == {0, 1, 2}
         for m in members:
